@@ -1,0 +1,1 @@
+"""Golden reference model of the Blackhole Tensix coprocessor."""

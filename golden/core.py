@@ -1,0 +1,104 @@
+"""The golden machine: state, decoding through the ISA table, and a sequential thread scheduler."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Callable, Sequence
+
+from . import isa
+from .errors import GoldenError, Hang, NotModelled
+from .ops import load_all
+from .registers import RegField, config_field, thread_config_field
+from .state import THREADS, TensixState
+
+
+class Blocked(Exception):
+    """Raised by a handler, before any side effect, when its thread must wait; the scheduler retries later."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Decoded:
+    word: int
+    ins: isa.Instruction
+    fields: SimpleNamespace
+    handler: Callable[..., None] | None
+
+    @property
+    def text(self) -> str:
+        return isa.disassemble(self.word)
+
+
+_decode_cache: dict[int, Decoded] = {}
+
+
+def decode(word: int) -> Decoded:
+    d = _decode_cache.get(word)
+    if d is None:
+        ins, vals = isa.decode(word)
+        d = Decoded(word, ins, SimpleNamespace(**vals), load_all().get(ins.name))
+        if len(_decode_cache) < 1 << 16:
+            _decode_cache[word] = d
+    return d
+
+
+class Tensix:
+    """One Tensix coprocessor. ``m.s`` is its TensixState; handlers read and write it directly."""
+
+    def __init__(self, state: TensixState | None = None):
+        self.s = state if state is not None else TensixState()
+        self.executed = 0
+
+    # --- configuration access by name (registers.yaml) ---
+    def state_id(self, t: int) -> int:
+        return thread_config_field("CFG_STATE_ID_StateID").get(self.s.thread_config[t][0])
+
+    def cfg(self, t: int, name: str) -> int:
+        """A Config field as seen by thread t (through its CFG_STATE_ID)."""
+        f: RegField = config_field(name)
+        return f.get(self.s.config[self.state_id(t)][f.index])
+
+    def tcfg(self, t: int, name: str) -> int:
+        f: RegField = thread_config_field(name)
+        return f.get(self.s.thread_config[t][f.index])
+
+    # --- execution ---
+    def step(self, t: int, d: Decoded, index: int = 0) -> None:
+        if d.handler is None:
+            raise NotModelled(f"{d.ins.name} is not modelled by golden yet").at(d.text, t, index)
+        try:
+            d.handler(self, t, d.fields)
+        except GoldenError as e:
+            if e.instr is None:
+                e.at(d.text, t, index)
+            raise
+        self.executed += 1
+
+    def run(self, programs: dict[int, Sequence[int]]) -> None:
+        """Run per-thread word lists. Each thread runs until it finishes or blocks; blocked threads are
+        retried after the others move; if no thread can move, the case hangs (reported, never spun on)."""
+        decoded = {t: [decode(w) for w in ws] for t, ws in programs.items()}
+        for t in decoded:
+            if t not in range(THREADS):
+                raise ValueError(f"thread {t} is not in 0..{THREADS - 1}")
+        pc = {t: 0 for t in decoded}
+        while True:
+            progressed = False
+            blocked: dict[int, str] = {}
+            for t in sorted(decoded):
+                prog = decoded[t]
+                while pc[t] < len(prog):
+                    try:
+                        self.step(t, prog[pc[t]], pc[t])
+                    except Blocked as b:
+                        blocked[t] = f"thread {t} instruction {pc[t]} ({prog[pc[t]].text}) waits: {b.reason}"
+                        break
+                    pc[t] += 1
+                    progressed = True
+            if all(pc[t] == len(decoded[t]) for t in decoded):
+                return
+            if not progressed:
+                raise Hang("no thread can proceed: " + "; ".join(blocked.values()))

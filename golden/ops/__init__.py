@@ -1,0 +1,39 @@
+"""Instruction semantics: one small function per instruction, registered against the ISA table.
+
+Every module in this package is imported by ``load_all``; a module registers its functions with
+``@semantics("MNEMONIC")``. A function takes ``(m, t, f)``: the machine, the issuing thread, and
+the decoded fields as attributes (``f.bitmask``).
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Callable
+
+from ..isa import table
+
+Handler = Callable[..., None]
+HANDLERS: dict[str, Handler] = {}
+_loaded = False
+
+
+def semantics(name: str) -> Callable[[Handler], Handler]:
+    if name not in table():
+        raise KeyError(f"semantics for {name}, which is not in isa.yaml")
+
+    def register(fn: Handler) -> Handler:
+        if name in HANDLERS:
+            raise KeyError(f"two semantics registered for {name}")
+        HANDLERS[name] = fn
+        return fn
+
+    return register
+
+
+def load_all() -> dict[str, Handler]:
+    global _loaded
+    if not _loaded:
+        for mod in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"{__name__}.{mod.name}")
+        _loaded = True
+    return HANDLERS

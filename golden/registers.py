@@ -1,0 +1,60 @@
+"""Named fields of Config and ThreadConfig registers (registers.yaml, Blackhole cfg_defines facts)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+TABLE_PATH = Path(__file__).with_name("registers.yaml")
+CONFIG_WORDS = 224        # CFG_STATE_SIZE (56) x 4 ADDR32 words per config state
+CONFIG_STATES = 2
+
+
+@dataclass(frozen=True)
+class RegField:
+    name: str
+    index: int   # ADDR32 index
+    shift: int
+    size: int
+
+    @property
+    def mask(self) -> int:
+        return ((1 << self.size) - 1) << self.shift
+
+    def get(self, word: int) -> int:
+        return (word >> self.shift) & ((1 << self.size) - 1)
+
+    def put(self, word: int, value: int) -> int:
+        return (word & ~self.mask) | ((value << self.shift) & self.mask)
+
+
+@cache
+def _load() -> dict[str, dict[str, RegField]]:
+    raw = yaml.safe_load(TABLE_PATH.read_text())
+    out: dict[str, dict[str, RegField]] = {}
+    for space in ("config", "thread_config"):
+        out[space] = {
+            name: RegField(name, int(idx), shift, size)
+            for idx, fields in raw[space].items()
+            for name, (shift, size) in fields.items()
+        }
+    return out
+
+
+def config_field(name: str) -> RegField:
+    return _load()["config"][name]
+
+
+def thread_config_field(name: str) -> RegField:
+    return _load()["thread_config"][name]
+
+
+def fields(space: str) -> dict[str, RegField]:
+    return _load()[space]
+
+
+@cache
+def thread_config_words() -> int:
+    return max(f.index for f in _load()["thread_config"].values()) + 1

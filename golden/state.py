@@ -1,0 +1,154 @@
+"""Architectural state of one Blackhole Tensix coprocessor, as plain typed objects.
+
+Sources: tt-isa-documentation Dst.md, SrcASrcB.md, RWCs.md, ADCs.md, BackendConfiguration.md
+(BlackholeA0 where present, else WormholeB0), and ../shared/spec/blackhole-deltas.md.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import UndefinedBehaviour
+from .registers import CONFIG_STATES, CONFIG_WORDS, thread_config_words
+
+THREADS = 3
+DEST_ROWS = 1024
+SRC_ROWS = 64
+COLS = 16
+GPRS = 64
+SEMAPHORES = 8
+L1_SIZE = 1536 * 1024
+ADC_UNITS = ("unpack0", "unpack1", "pack")
+
+# Counter widths (RWCs.md; ADCs.md with Blackhole's 13-bit Z/W, blackhole-deltas #6).
+SRC_MASK = 0x3F
+DST_MASK = 0x3FF
+FIDELITY_MASK = 0x3
+ADC_X_MASK = (1 << 18) - 1
+ADC_Y_MASK = (1 << 13) - 1
+ADC_ZW_MASK = (1 << 13) - 1
+
+
+@dataclass
+class Rwc:
+    """Per-thread read-write counters; ``bias`` is ExtraAddrModBit."""
+    srca: int = 0
+    srca_cr: int = 0
+    srcb: int = 0
+    srcb_cr: int = 0
+    dst: int = 0
+    dst_cr: int = 0
+    fidelity: int = 0
+    bias: int = 0
+
+    FIELDS = ("srca", "srca_cr", "srcb", "srcb_cr", "dst", "dst_cr", "fidelity", "bias")
+
+
+@dataclass
+class AdcChannel:
+    x: int = 0
+    x_cr: int = 0
+    y: int = 0
+    y_cr: int = 0
+    z: int = 0
+    z_cr: int = 0
+    w: int = 0
+    w_cr: int = 0
+
+    FIELDS = ("x", "x_cr", "y", "y_cr", "z", "z_cr", "w", "w_cr")
+
+
+def _adc_units() -> dict[str, list[AdcChannel]]:
+    return {u: [AdcChannel(), AdcChannel()] for u in ADC_UNITS}
+
+
+@dataclass
+class Dest:
+    """DstBits[1024][16] raw 16-bit cells plus one valid bit per row."""
+    bits: np.ndarray = field(default_factory=lambda: np.zeros((DEST_ROWS, COLS), dtype=np.uint16))
+    valid: np.ndarray = field(default_factory=lambda: np.ones(DEST_ROWS, dtype=bool))
+
+
+MATRIX_UNIT = "matrix"
+UNPACKERS = "unpackers"
+
+
+@dataclass
+class SrcBank:
+    rows: np.ndarray = field(default_factory=lambda: np.zeros((SRC_ROWS, COLS), dtype=np.uint32))  # 19-bit cells
+    allowed_client: str = UNPACKERS
+    implied_format: int | None = None  # Blackhole implied data format (blackhole-deltas #17)
+
+
+@dataclass
+class SrcFile:
+    """SrcA or SrcB: two banks, the matrix unit's and the unpacker's bank pointers, per-thread row cursors."""
+    banks: list[SrcBank] = field(default_factory=lambda: [SrcBank(), SrcBank()])
+    matrix_bank: int = 0
+    unpacker_bank: int = 0
+    unpacker_row: list[int] = field(default_factory=lambda: [0] * THREADS)
+
+
+@dataclass
+class Semaphore:
+    value: int = 0
+    max: int = 0
+
+
+class L1:
+    """1.5 MiB of L1, allocated lazily in 4 KiB pages; unwritten bytes read as zero."""
+
+    PAGE = 4096
+
+    def __init__(self) -> None:
+        self.pages: dict[int, bytearray] = {}
+
+    def _check(self, addr: int, n: int) -> None:
+        if addr < 0 or n < 0 or addr + n > L1_SIZE:
+            raise UndefinedBehaviour(f"L1 access [{addr:#x}, {addr + n:#x}) outside 0..{L1_SIZE:#x}")
+
+    def read(self, addr: int, n: int) -> bytes:
+        self._check(addr, n)
+        out = bytearray()
+        while n:
+            page, off = divmod(addr, self.PAGE)
+            take = min(n, self.PAGE - off)
+            p = self.pages.get(page)
+            out += p[off:off + take] if p is not None else bytes(take)
+            addr += take
+            n -= take
+        return bytes(out)
+
+    def write(self, addr: int, data: bytes) -> None:
+        self._check(addr, len(data))
+        pos = 0
+        while pos < len(data):
+            page, off = divmod(addr + pos, self.PAGE)
+            take = min(len(data) - pos, self.PAGE - off)
+            p = self.pages.setdefault(page, bytearray(self.PAGE))
+            p[off:off + take] = data[pos:pos + take]
+            pos += take
+
+    def read32(self, addr: int) -> int:
+        return int.from_bytes(self.read(addr, 4), "little")
+
+    def write32(self, addr: int, value: int) -> None:
+        self.write(addr, (value & 0xFFFFFFFF).to_bytes(4, "little"))
+
+
+@dataclass
+class TensixState:
+    """Everything golden models. Power-on values are fixed here; cases set what they depend on."""
+    dest: Dest = field(default_factory=Dest)
+    srca: SrcFile = field(default_factory=SrcFile)
+    srcb: SrcFile = field(default_factory=SrcFile)
+    rwc: list[Rwc] = field(default_factory=lambda: [Rwc() for _ in range(THREADS)])
+    adc: list[dict[str, list[AdcChannel]]] = field(default_factory=lambda: [_adc_units() for _ in range(THREADS)])
+    gpr: list[list[int]] = field(default_factory=lambda: [[0] * GPRS for _ in range(THREADS)])
+    config: list[list[int]] = field(default_factory=lambda: [[0] * CONFIG_WORDS for _ in range(CONFIG_STATES)])
+    thread_config: list[list[int]] = field(
+        default_factory=lambda: [[0] * thread_config_words() for _ in range(THREADS)])
+    semaphores: list[Semaphore] = field(default_factory=lambda: [Semaphore() for _ in range(SEMAPHORES)])
+    l1: L1 = field(default_factory=L1)
+    # Which config state (0/1) each thread's config instructions address: ThreadConfig CFG_STATE_ID_StateID.
