@@ -1,0 +1,86 @@
+"""`tensix-diff`: the console entry point (../shared/contract.md, Commands).
+
+Each subcommand lives in its own module exposing ``add_parser(subparsers)`` and ``run(args) -> int``.
+Exit status: 0 matched, 1 divergence, 2 bad input or usage, 3 device or simulator failure.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from golden import isa
+
+EXIT_OK, EXIT_DIVERGED, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 3
+
+# Subcommand modules; a module missing from the tree is skipped, so commands land independently.
+COMMAND_MODULES = (
+    "tensix_diff.run_cmd",
+    "tensix_diff.fuzz",
+    "hwbridge.record",
+    "tensix_diff.minimize",
+    "tensix_diff.coverage",
+)
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, no usage dump
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _asm(args: argparse.Namespace) -> int:
+    for word in isa.assemble(args.text):
+        print(f"{word:#010x}" + (f"  stream {isa.to_stream(word):#010x}" if args.stream else ""))
+    return EXIT_OK
+
+
+def _disasm(args: argparse.Namespace) -> int:
+    for text in args.words:
+        word = isa.parse_int(text, "disasm")
+        if args.stream:
+            word = isa.from_stream(word)
+        print(isa.disassemble(word))
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="tensix-diff", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    a = sub.add_parser("asm", help="assemble instruction text to 32-bit Tensix words")
+    a.add_argument("text", help='e.g. "SETRWC bitmask=15"; several separated by ";"')
+    a.add_argument("--stream", action="store_true", help="also print the TRISC instruction-stream form rotl(W, 2)")
+    a.set_defaults(func=_asm)
+    d = sub.add_parser("disasm", help="disassemble 32-bit Tensix words to canonical text")
+    d.add_argument("words", nargs="+")
+    d.add_argument("--stream", action="store_true", help="the words are in instruction-stream form rotl(W, 2)")
+    d.set_defaults(func=_disasm)
+    for name in COMMAND_MODULES:
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name and name.startswith(e.name):
+                continue
+            raise
+        mod.add_parser(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .case import CaseError
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except (UsageError, isa.IsaError, CaseError) as e:
+        print(f"tensix-diff: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("tensix-diff: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
