@@ -137,6 +137,39 @@ class L1:
         self.write(addr, (value & 0xFFFFFFFF).to_bytes(4, "little"))
 
 
+# Vector unit (SFPU). Facts: LReg.md / VectorUnit.md (WormholeB0) and ttsim v1.10.0's Blackhole reset state.
+SFPU_LANES = 32
+SFPU_LREGS = 16            # 0..7 general; 8..10, 15 read-only constants; 11..14 written only by SFPCONFIG
+SFPU_CC_STACK_DEPTH = 8
+SFPU_LREG_RESET = {8: 0x3F56594B, 9: 0x00000000, 10: 0x3F800000, 11: 0xBF800000,
+                   12: 0x3B000000, 13: 0xBF2CC4C7, 14: 0xBEB08FF9}   # LReg[15] lane i holds 2*i
+
+
+def _sfpu_lregs() -> np.ndarray:
+    r = np.zeros((SFPU_LREGS, SFPU_LANES), dtype=np.uint32)
+    for i, v in SFPU_LREG_RESET.items():
+        r[i, :] = v
+    r[15, :] = np.arange(SFPU_LANES, dtype=np.uint32) * 2
+    return r
+
+
+@dataclass
+class SfpuState:
+    """One SFPU shared by all threads: LReg[16][32] of 32-bit lanes, lane flags (bit i = lane i) with
+    their enable, the flag stack of (cc_en, cc) pairs, LaneConfig, and the Blackhole SFPU stack pointer
+    (SETRWC BitMask bit 4; its effect on addressing is undocumented)."""
+    lreg: np.ndarray = field(default_factory=_sfpu_lregs)
+    cc_en: bool = True          # UseLaneFlagsForLaneEnable, all lanes at once (ttsim resets it to true)
+    cc: int = 0xFFFFFFFF        # LaneFlags
+    cc_stack: list[tuple[bool, int]] = field(default_factory=list)
+    lane_config: int = 0
+    sp: int = 0
+
+    def lane_mask(self) -> int:
+        """Lanes an ordinary SFPU instruction writes."""
+        return self.cc if self.cc_en else 0xFFFFFFFF
+
+
 @dataclass
 class TensixState:
     """Everything golden models. Power-on values are fixed here; cases set what they depend on."""
@@ -151,4 +184,5 @@ class TensixState:
         default_factory=lambda: [[0] * thread_config_words() for _ in range(THREADS)])
     semaphores: list[Semaphore] = field(default_factory=lambda: [Semaphore() for _ in range(SEMAPHORES)])
     l1: L1 = field(default_factory=L1)
+    sfpu: SfpuState = field(default_factory=SfpuState)
     # Which config state (0/1) each thread's config instructions address: ThreadConfig CFG_STATE_ID_StateID.
