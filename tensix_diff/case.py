@@ -1,12 +1,28 @@
 """Case files (../shared/contract.md): per-thread programs plus explicit initial state.
 
-A case is data only; every backend runs the same ``Case`` object.
+A case is data only; every backend runs the same ``Case`` object. ``load_case`` reads a YAML file and
+reports every malformed input as one ``CaseError`` line ``FILE:LINE: what is wrong``. ``canonical`` and
+``case_hash`` identify a case by what it runs and observes, independent of formatting and comments.
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
 
-from golden.state import COLS, DEST_ROWS, GPRS, THREADS
+import yaml
+
+from golden import isa
+from golden.registers import CONFIG_STATES, CONFIG_WORDS, thread_config_words
+from golden.state import COLS, DEST_ROWS, GPRS, L1_SIZE, THREADS
+
+# Part of every case hash: bump it when the observed-state format changes, so old recordings go stale.
+OBSERVATION_FORMAT = "tensix-diff-observation/1"
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+CASE_SUFFIXES = (".yaml", ".yml")
 
 
 class CaseError(ValueError):
@@ -50,18 +66,455 @@ class Case:
             out.setdefault(s, set()).update(idx)
         for s, regs in self.init.config.items():
             out.setdefault(s, set()).update(regs)
-        return {s: sorted(v) for s, v in sorted(out.items())}
+        return {s: sorted(v) for s, v in sorted(out.items()) if v}
+
+    @property
+    def instruction_count(self) -> int:
+        return sum(len(ws) for ws in self.threads.values())
+
+
+# --- value checks shared by the file loader (which adds file:line) and validate_shape ---------------
+
+class _Bad(Exception):
+    """A check failed; the loader prefixes the location."""
+
+
+def _in_range(value: Any, lo: int, hi: int, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _Bad(f"{what} must be an integer, not {value!r}")
+    if not lo <= value <= hi:
+        as_hex = any(w in what for w in ("value", "addr", "size", "instruction"))
+        raise _Bad(f"{what} {value:#x} is out of range {lo:#x}..{hi:#x}" if as_hex
+                   else f"{what} {value} is not in {lo}..{hi}")
+    return value
+
+
+def _word(value: Any, what: str) -> int:
+    _in_range(value, 0, 0xFFFFFFFF, what)
+    try:
+        isa.decode(value)
+    except isa.IsaError as e:
+        raise _Bad(f"{what}: {e}") from None
+    return value
+
+
+def _l1_region(addr: Any, size: Any, what: str) -> tuple[int, int]:
+    _in_range(addr, 0, L1_SIZE - 1, f"{what} addr")
+    _in_range(size, 1, L1_SIZE, f"{what} size")
+    if addr + size > L1_SIZE:
+        raise _Bad(f"{what} [{addr:#x}, {addr + size:#x}) runs past the end of L1 ({L1_SIZE:#x})")
+    return addr, size
+
+
+def _no_overlap(regions: list[tuple[int, int, Any]], what: str) -> None:
+    """regions: (addr, size, tag). Raises on the first overlap, naming both tags."""
+    regions = sorted(regions, key=lambda r: (r[0], r[1]))
+    for (a0, n0, t0), (a1, n1, t1) in zip(regions, regions[1:]):
+        if a1 < a0 + n0:
+            raise _Bad(f"{what} [{a1:#x}, {a1 + n1:#x}){t1} overlaps [{a0:#x}, {a0 + n0:#x}){t0}")
+
+
+def _dest_values(vals: Any, what: str) -> list[int]:
+    if not isinstance(vals, list) or len(vals) != COLS:
+        raise _Bad(f"{what} needs a list of {COLS} values")
+    return [_in_range(v, 0, 0xFFFF, f"{what}[{i}]") for i, v in enumerate(vals)]
+
+
+def _check_case(case: Case) -> None:
+    if not isinstance(case.name, str) or not NAME_RE.match(case.name):
+        raise _Bad(f"name {case.name!r} must match [a-z0-9-] (lower case, digits, '-')")
+    for t, words in case.threads.items():
+        _in_range(t, 0, THREADS - 1, "thread")
+        for i, w in enumerate(words):
+            _word(w, f"thread {t} instruction {i}")
+    init = case.init
+    for t, regs in init.gpr.items():
+        _in_range(t, 0, THREADS - 1, "init.gpr thread")
+        for i, v in regs.items():
+            _in_range(i, 0, GPRS - 1, f"init.gpr thread {t} index")
+            _in_range(v, 0, 0xFFFFFFFF, f"init.gpr thread {t} index {i} value")
+    for t, regs in init.thread_config.items():
+        _in_range(t, 0, THREADS - 1, "init.thread_config thread")
+        for i, v in regs.items():
+            _in_range(i, 0, thread_config_words() - 1, f"init.thread_config thread {t} index")
+            _in_range(v, 0, 0xFFFFFFFF, f"init.thread_config thread {t} index {i} value")
+    for s, regs in init.config.items():
+        _in_range(s, 0, CONFIG_STATES - 1, "init.config state")
+        for i, v in regs.items():
+            _in_range(i, 0, CONFIG_WORDS - 1, f"init.config state {s} index")
+            _in_range(v, 0, 0xFFFFFFFF, f"init.config state {s} index {i} value")
+    for addr, data in init.l1:
+        if not isinstance(data, (bytes, bytearray)):
+            raise _Bad(f"init.l1 at {addr!r}: data must be bytes")
+        _l1_region(addr, len(data), "init.l1 region")
+    _no_overlap([(a, len(d), "") for a, d in init.l1], "init.l1 region")
+    rows = [r for r, _ in init.dest]
+    for row, vals in init.dest:
+        _in_range(row, 0, DEST_ROWS - 1, "init.dest row")
+        _dest_values(vals, f"init.dest row {row} values")
+    if len(set(rows)) != len(rows):
+        raise _Bad("init.dest sets a row twice")
+    for addr, size in case.observe.l1:
+        _l1_region(addr, size, "observe.l1 region")
+    _no_overlap([(a, n, "") for a, n in set(case.observe.l1)], "observe.l1 region")
+    for s, idx in case.observe.config.items():
+        _in_range(s, 0, CONFIG_STATES - 1, "observe.config state")
+        for i in idx:
+            _in_range(i, 0, CONFIG_WORDS - 1, f"observe.config state {s} index")
 
 
 def validate_shape(case: Case) -> None:
     """Checks a Case built in memory (generators) the same way the loader checks files."""
-    for t in case.threads:
-        if t not in range(THREADS):
-            raise CaseError(f"{case.source}: thread {t} is not in 0..{THREADS - 1}")
-    for t, regs in case.init.gpr.items():
-        for i, v in regs.items():
-            if t not in range(THREADS) or i not in range(GPRS) or not 0 <= v <= 0xFFFFFFFF:
-                raise CaseError(f"{case.source}: init.gpr thread {t} index {i} value {v:#x} out of range")
-    for row, vals in case.init.dest:
-        if row not in range(DEST_ROWS) or len(vals) != COLS or any(not 0 <= v <= 0xFFFF for v in vals):
-            raise CaseError(f"{case.source}: init.dest row {row} needs 16 values in 0..0xffff")
+    try:
+        _check_case(case)
+    except _Bad as e:
+        raise CaseError(f"{case.source}: {e}") from None
+
+
+# --- the YAML loader: walks composed nodes so every error carries its line ---------------------------
+
+_scalars = yaml.constructor.SafeConstructor()
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+TOP_KEYS = ("name", "description", "threads", "init", "observe", "tags")
+INIT_KEYS = ("gpr", "thread_config", "config", "l1", "dest")
+OBSERVE_KEYS = ("l1", "config")
+
+
+class _Walker:
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, node: yaml.Node | None, msg: str) -> CaseError:
+        line = f":{node.start_mark.line + 1}" if node is not None else ""
+        return CaseError(f"{self.source}{line}: {msg}")
+
+    def scalar(self, node: yaml.Node, what: str) -> Any:
+        if not isinstance(node, yaml.ScalarNode):
+            kind = "a list" if isinstance(node, yaml.SequenceNode) else "a mapping"
+            raise self.fail(node, f"{what} must be a single value, not {kind}")
+        try:
+            return _scalars.construct_object(node)
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError) as e:
+            raise self.fail(node, f"{what}: cannot read value {node.value!r}: {e}") from None
+
+    def integer(self, node: yaml.Node, what: str, lo: int = 0, hi: int = 0xFFFFFFFF) -> int:
+        v = self.scalar(node, what)
+        if isinstance(v, str):
+            try:
+                v = isa.parse_int(v.strip(), what)
+            except isa.IsaError:
+                raise self.fail(node, f"{what} must be an integer (decimal, 0x.., 0b..), not {v!r}") from None
+        try:
+            return _in_range(v, lo, hi, what)
+        except _Bad as e:
+            raise self.fail(node, str(e)) from None
+
+    def text(self, node: yaml.Node, what: str) -> str:
+        v = self.scalar(node, what)
+        if not isinstance(v, str):
+            raise self.fail(node, f"{what} must be text, not {v!r} (quote it)")
+        return v
+
+    def mapping(self, node: yaml.Node, what: str, keys: Iterable[str] | None = None) -> list[tuple[yaml.Node, yaml.Node]]:
+        """The (key node, value node) pairs; rejects duplicates and, if keys is given, unknown names."""
+        if isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null"):
+            return []
+        if not isinstance(node, yaml.MappingNode):
+            raise self.fail(node, f"{what} must be a mapping")
+        seen: dict[Any, int] = {}
+        for k, _ in node.value:
+            key = self.scalar(k, f"a key in {what}")
+            if keys is not None and key not in keys:
+                raise self.fail(k, f"unknown key {key!r} in {what} (expected one of: {', '.join(keys)})")
+            if key in seen:
+                raise self.fail(k, f"key {key!r} in {what} given twice (first on line {seen[key]})")
+            seen[key] = k.start_mark.line + 1
+        return list(node.value)
+
+    def sequence(self, node: yaml.Node, what: str) -> list[yaml.Node]:
+        if isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null"):
+            return []
+        if not isinstance(node, yaml.SequenceNode):
+            raise self.fail(node, f"{what} must be a list")
+        return list(node.value)
+
+    def int_map(self, node: yaml.Node, what: str, key_label: str, key_hi: int) -> list[tuple[int, yaml.Node, yaml.Node]]:
+        out = []
+        seen: dict[int, int] = {}
+        for k, v in self.mapping(node, what):
+            key = self.integer(k, key_label, 0, key_hi)
+            if key in seen:
+                raise self.fail(k, f"{key_label} {key} given twice (first on line {seen[key]})")
+            seen[key] = k.start_mark.line + 1
+            out.append((key, k, v))
+        return out
+
+    def reg_table(self, node: yaml.Node, what: str, outer: str, outer_hi: int, index_hi: int) -> dict[int, dict[int, int]]:
+        """{outer: {index: 32-bit value}} as in init.gpr / init.thread_config / init.config."""
+        out: dict[int, dict[int, int]] = {}
+        for o, _, regs in self.int_map(node, what, f"{what} {outer}", outer_hi):
+            out[o] = {i: self.integer(v, f"{what} {outer} {o} index {i} value")
+                      for i, _, v in self.int_map(regs, f"{what} {outer} {o}", f"{what} {outer} {o} index", index_hi)}
+        return out
+
+    def region_list(self, node: yaml.Node, what: str, data_key: str) -> list[tuple[int, Any, yaml.Node]]:
+        items = []
+        for item in self.sequence(node, what):
+            pairs = dict((self.scalar(k, "key"), v) for k, v in self.mapping(item, f"{what} entry", ("addr", data_key)))
+            for key in ("addr", data_key):
+                if key not in pairs:
+                    raise self.fail(item, f"{what} entry needs '{key}'")
+            addr = self.integer(pairs["addr"], f"{what} addr", 0, L1_SIZE - 1)
+            items.append((addr, pairs[data_key], item))
+        return items
+
+    def check_overlaps(self, regions: list[tuple[int, int, yaml.Node]], what: str) -> None:
+        try:
+            _no_overlap([(a, n, f" (line {nd.start_mark.line + 1})") for a, n, nd in regions], what)
+        except _Bad as e:
+            later = max(regions, key=lambda r: r[2].start_mark.line)  # report at a line in the file
+            raise self.fail(later[2], str(e)) from None
+
+    def l1_init(self, node: yaml.Node) -> list[tuple[int, bytes]]:
+        out, spans = [], []
+        for addr, hnode, item in self.region_list(node, "init.l1", "hex"):
+            h = self.text(hnode, "init.l1 hex")
+            digits = re.sub(r"[\s_]", "", h)
+            if not digits or len(digits) % 2 or not re.fullmatch(r"[0-9a-fA-F]*", digits):
+                raise self.fail(hnode, f"init.l1 hex must be a non-empty even number of hex digits, not {h!r}")
+            data = bytes.fromhex(digits)
+            try:
+                _l1_region(addr, len(data), "init.l1 region")
+            except _Bad as e:
+                raise self.fail(item, str(e)) from None
+            out.append((addr, data))
+            spans.append((addr, len(data), item))
+        self.check_overlaps(spans, "init.l1 region")
+        return out
+
+    def l1_observe(self, node: yaml.Node) -> list[tuple[int, int]]:
+        out, spans = [], []
+        for addr, snode, item in self.region_list(node, "observe.l1", "size"):
+            size = self.integer(snode, "observe.l1 size", 1, L1_SIZE)
+            try:
+                _l1_region(addr, size, "observe.l1 region")
+            except _Bad as e:
+                raise self.fail(item, str(e)) from None
+            out.append((addr, size))
+            spans.append((addr, size, item))
+        self.check_overlaps(spans, "observe.l1 region")
+        return out
+
+    def dest_init(self, node: yaml.Node) -> list[tuple[int, list[int]]]:
+        out, seen = [], {}
+        for item in self.sequence(node, "init.dest"):
+            pairs = dict((self.scalar(k, "key"), v) for k, v in self.mapping(item, "init.dest entry", ("row", "values")))
+            for key in ("row", "values"):
+                if key not in pairs:
+                    raise self.fail(item, f"init.dest entry needs '{key}'")
+            row = self.integer(pairs["row"], "init.dest row", 0, DEST_ROWS - 1)
+            if row in seen:
+                raise self.fail(pairs["row"], f"init.dest row {row} given twice (first on line {seen[row]})")
+            seen[row] = item.start_mark.line + 1
+            vnodes = self.sequence(pairs["values"], f"init.dest row {row} values")
+            if len(vnodes) != COLS:
+                raise self.fail(pairs["values"], f"init.dest row {row} needs {COLS} values, not {len(vnodes)}")
+            out.append((row, [self.integer(v, f"init.dest row {row} value", 0, 0xFFFF) for v in vnodes]))
+        return out
+
+    def threads(self, node: yaml.Node) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {}
+        for t, _, prog in self.int_map(node, "threads", "thread", THREADS - 1):
+            words = []
+            for inode in self.sequence(prog, f"thread {t} program"):
+                text = self.text(inode, f"thread {t} instruction")
+                try:
+                    words.append(isa.assemble_line(text))
+                except isa.IsaError as e:
+                    raise self.fail(inode, f"thread {t}: {e}") from None
+            out[t] = words
+        return out
+
+    def case(self, root: yaml.Node | None) -> Case:
+        if root is None:
+            raise self.fail(None, "empty case file (expected a mapping with name and threads)")
+        top = {self.scalar(k, "key"): v for k, v in self.mapping(root, "the case", TOP_KEYS)}
+        for key in ("name", "threads"):
+            if key not in top:
+                raise self.fail(root, f"the case needs '{key}'")
+        name = self.text(top["name"], "name")
+        if not NAME_RE.match(name):
+            raise self.fail(top["name"], f"name {name!r} must use only a-z, 0-9 and '-' (and not start with '-')")
+        description = self.text(top["description"], "description") if "description" in top else ""
+        tags = [self.text(n, "tag") for n in self.sequence(top["tags"], "tags")] if "tags" in top else []
+        threads = self.threads(top["threads"])
+        init, observe = Init(), Observe()
+        if "init" in top:
+            sec = {self.scalar(k, "key"): v for k, v in self.mapping(top["init"], "init", INIT_KEYS)}
+            if "gpr" in sec:
+                init.gpr = self.reg_table(sec["gpr"], "init.gpr", "thread", THREADS - 1, GPRS - 1)
+            if "thread_config" in sec:
+                init.thread_config = self.reg_table(sec["thread_config"], "init.thread_config", "thread",
+                                                    THREADS - 1, thread_config_words() - 1)
+            if "config" in sec:
+                init.config = self.reg_table(sec["config"], "init.config", "state", CONFIG_STATES - 1, CONFIG_WORDS - 1)
+            if "l1" in sec:
+                init.l1 = self.l1_init(sec["l1"])
+            if "dest" in sec:
+                init.dest = self.dest_init(sec["dest"])
+        if "observe" in top:
+            sec = {self.scalar(k, "key"): v for k, v in self.mapping(top["observe"], "observe", OBSERVE_KEYS)}
+            if "l1" in sec:
+                observe.l1 = self.l1_observe(sec["l1"])
+            if "config" in sec:
+                observe.config = {
+                    s: [self.integer(i, f"observe.config state {s} index", 0, CONFIG_WORDS - 1)
+                        for i in self.sequence(idx, f"observe.config state {s}")]
+                    for s, _, idx in self.int_map(sec["config"], "observe.config", "observe.config state", CONFIG_STATES - 1)}
+        return Case(name=name, description=description, threads=threads, init=init, observe=observe,
+                    source=self.source, tags=tags)
+
+
+def parse_case(text: str, source: str = "<text>") -> Case:
+    """Parse case YAML text; every problem is one CaseError line ``SOURCE:LINE: what``."""
+    w = _Walker(source)
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = " ".join(str(x) for x in (e.context, e.problem) if x)
+        raise CaseError(f"{source}{line}: invalid YAML: {problem}") from None
+    except (yaml.YAMLError, RecursionError, ValueError) as e:  # reader errors (bad characters), deep nesting
+        raise CaseError(f"{source}: invalid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    try:
+        return w.case(root)
+    except RecursionError:
+        raise CaseError(f"{source}: invalid case: structure nested too deeply") from None
+
+
+def load_case(path: str | Path) -> Case:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CaseError(f"{p}: no such case file") from None
+    except IsADirectoryError:
+        raise CaseError(f"{p}: is a directory (use load_cases)") from None
+    except UnicodeDecodeError as e:
+        raise CaseError(f"{p}: not UTF-8 text (byte {e.start})") from None
+    except OSError as e:
+        raise CaseError(f"{p}: cannot read: {e.strerror}") from None
+    return parse_case(text, str(p))
+
+
+def case_files(paths: Iterable[str | Path]) -> list[Path]:
+    """Files as given, directories expanded to their *.yaml / *.yml files (recursively, sorted)."""
+    out: list[Path] = []
+    for path in paths:
+        p = Path(path)
+        if p.is_dir():
+            out.extend(sorted(f for f in p.rglob("*") if f.suffix in CASE_SUFFIXES and f.is_file()))
+        elif p.exists():
+            out.append(p)
+        else:
+            raise CaseError(f"{p}: no such case file or directory")
+    return out
+
+
+def load_cases(paths: Iterable[str | Path]) -> list[Case]:
+    """Load files and directories; case names must be unique across everything loaded."""
+    cases: list[Case] = []
+    first: dict[str, str] = {}
+    for f in case_files(paths):
+        c = load_case(f)
+        if c.name in first:
+            raise CaseError(f"{c.source}: case name '{c.name}' is already used by {first[c.name]}")
+        first[c.name] = c.source
+        cases.append(c)
+    return cases
+
+
+# --- identity ---------------------------------------------------------------------------------------
+
+def _regs(table: dict[int, dict[int, int]]) -> dict[str, dict[str, int]]:
+    return {str(o): {str(i): v for i, v in sorted(regs.items())} for o, regs in sorted(table.items()) if regs}
+
+
+def content(case: Case) -> dict:
+    """What determines a run and its observation: programs, initial state, observed regions."""
+    return {
+        "threads": {str(t): list(ws) for t, ws in sorted(case.threads.items()) if ws},
+        "init": {
+            "gpr": _regs(case.init.gpr),
+            "thread_config": _regs(case.init.thread_config),
+            "config": _regs(case.init.config),
+            "l1": [[a, bytes(d).hex()] for a, d in sorted(case.init.l1)],
+            "dest": [[r, list(v)] for r, v in sorted(case.init.dest)],
+        },
+        "observe": {
+            "l1": [[a, n] for a, n in case.observed_l1()],
+            "config": {str(s): idx for s, idx in case.observed_config().items()},
+        },
+    }
+
+
+def canonical(case: Case) -> dict:
+    """The canonical form: identity plus name, description and tags (which do not enter the hash)."""
+    return {"name": case.name, "description": case.description, "tags": sorted(set(case.tags)), **content(case)}
+
+
+def case_hash(case: Case) -> str:
+    """sha256 over the observation-format version and the case's content (not name or comments)."""
+    blob = json.dumps({"format": OBSERVATION_FORMAT, **content(case)}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+# --- writer ------------------------------------------------------------------------------------------
+
+def _instruction_text(word: int) -> str:
+    try:
+        return isa.disassemble(word)
+    except isa.IsaError:
+        return f".word {word:#010x}"
+
+
+def dump_case(case: Case) -> str:
+    """Case YAML in the contract's layout; ``parse_case(dump_case(c))`` has the same canonical form."""
+    q = json.dumps  # a JSON string is a valid YAML double-quoted scalar
+    out = [f"name: {q(case.name)}", f"description: {q(case.description)}"]
+    if case.tags:
+        out.append(f"tags: [{', '.join(q(t) for t in case.tags)}]")
+    out.append("threads:" if any(case.threads.values()) else "threads: {}")
+    for t, words in sorted(case.threads.items()):
+        if words:
+            out.append(f"  {t}:")
+            out.extend(f"    - {_instruction_text(w)}" for w in words)
+    init = case.init
+    body: list[str] = []
+    for key in ("gpr", "thread_config", "config"):
+        table = {o: r for o, r in getattr(init, key).items() if r}
+        if table:
+            body.append(f"  {key}:")
+            for o, regs in sorted(table.items()):
+                body.append(f"    {o}: {{{', '.join(f'{i}: {v:#x}' for i, v in sorted(regs.items()))}}}")
+    if init.l1:
+        body.append("  l1:")
+        body.extend(f'    - {{addr: {a:#x}, hex: "{bytes(d).hex()}"}}' for a, d in sorted(init.l1))
+    if init.dest:
+        body.append("  dest:")
+        body.extend(f"    - {{row: {r}, values: [{', '.join(f'{v:#x}' for v in vals)}]}}"
+                    for r, vals in sorted(init.dest))
+    if body:
+        out += ["init:"] + body
+    obs: list[str] = []
+    if case.observe.l1:
+        obs.append("  l1:")
+        obs.extend(f"    - {{addr: {a:#x}, size: {n}}}" for a, n in sorted(set(case.observe.l1)))
+    cfg = {s: sorted(set(i)) for s, i in case.observe.config.items() if i}
+    if cfg:
+        obs.append("  config:")
+        obs.extend(f"    {s}: [{', '.join(str(i) for i in idx)}]" for s, idx in sorted(cfg.items()))
+    if obs:
+        out += ["observe:"] + obs
+    return "\n".join(out) + "\n"
