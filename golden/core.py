@@ -7,7 +7,7 @@ from typing import Callable, Sequence
 
 from . import isa
 from .errors import GoldenError, Hang, NotModelled
-from .ops import load_all
+from .ops import PRE_ISSUE, load_all
 from .registers import RegField, config_field, thread_config_field
 from .state import THREADS, TensixState
 
@@ -70,6 +70,8 @@ class Tensix:
         if d.handler is None:
             raise NotModelled(f"{d.ins.name} is not modelled by golden yet").at(d.text, t, index)
         try:
+            for check in PRE_ISSUE:
+                check(self, t, d)
             d.handler(self, t, d.fields)
         except GoldenError as e:
             if e.instr is None:

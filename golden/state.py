@@ -171,6 +171,16 @@ class SfpuState:
 
 
 @dataclass
+class LatchedWait:
+    """A thread's Wait Gate latch (STALLWAIT / SEMWAIT, WormholeB0 STALLWAIT.md): the block mask (B0..B8)
+    and what it waits for: STALLWAIT conditions (Blackhole numbering C0..C12) or SEMWAIT semaphore conditions."""
+    block_mask: int
+    condition_mask: int = 0
+    semaphore_mask: int = 0
+    semaphore_conditions: int = 0
+
+
+@dataclass
 class TensixState:
     """Everything golden models. Power-on values are fixed here; cases set what they depend on."""
     dest: Dest = field(default_factory=Dest)
@@ -185,4 +195,6 @@ class TensixState:
     semaphores: list[Semaphore] = field(default_factory=lambda: [Semaphore() for _ in range(SEMAPHORES)])
     l1: L1 = field(default_factory=L1)
     sfpu: SfpuState = field(default_factory=SfpuState)
+    wait_gate: list[LatchedWait | None] = field(default_factory=lambda: [None] * THREADS)
+    mutex: dict[int, int] = field(default_factory=dict)   # Sync Unit mutex index -> holding thread
     # Which config state (0/1) each thread's config instructions address: ThreadConfig CFG_STATE_ID_StateID.

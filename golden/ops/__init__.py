@@ -14,6 +14,7 @@ from ..isa import table
 
 Handler = Callable[..., None]
 HANDLERS: dict[str, Handler] = {}
+PRE_ISSUE: list[Handler] = []   # checks run before every instruction passes its thread's Wait Gate
 _loaded = False
 
 
@@ -28,6 +29,12 @@ def semantics(name: str) -> Callable[[Handler], Handler]:
         return fn
 
     return register
+
+
+def pre_issue(fn: Handler) -> Handler:
+    """Register ``fn(m, t, decoded)``, run before each instruction's semantics; it may raise core.Blocked."""
+    PRE_ISSUE.append(fn)
+    return fn
 
 
 def load_all() -> dict[str, Handler]:
