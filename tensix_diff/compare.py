@@ -1,0 +1,326 @@
+"""Bit-exact comparison of two observed states (the contract's dump shape) and of two backend Results.
+
+Only what both sides observe is compared (a backend leaves out what it cannot see); a comparison that
+compares nothing is an error, never a silent match. Values are compared as raw bits, never as floats;
+Dest cells are additionally *read* as BF16 and FP16 in reports, since a raw cell does not say its format.
+"""
+from __future__ import annotations
+
+import struct
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from hwbridge.base import DEVICE_ERROR, GOLDEN_ERRORS, MISSING, OK, STALE, Result
+
+REGIONS = ("dest", "dest_valid", "rwc", "adc", "gpr", "l1", "config")
+
+
+class NothingCompared(ValueError):
+    """The two states share no observed region: refusing to call that a match."""
+
+
+@dataclass(frozen=True)
+class Diff:
+    region: str          # one of REGIONS
+    location: str        # e.g. "row 5 col 3", "thread 1 dst", "0x20003"
+    expected: Any        # raw int (bool for dest_valid)
+    actual: Any
+    key: tuple = ()      # what the divergence signature groups by (see Comparison.signature)
+
+    def line(self) -> str:
+        text = f"{self.region} {self.location}: expected {_fmt(self.expected)}, actual {_fmt(self.actual)}"
+        if self.region == "dest" and isinstance(self.expected, int) and isinstance(self.actual, int):
+            text += f"   [bf16 {dest_bf16(self.expected)} -> {dest_bf16(self.actual)};" \
+                    f" fp16 {dest_fp16(self.expected)} -> {dest_fp16(self.actual)}]"
+        return text
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return "valid" if v else "invalid"
+    if isinstance(v, int):
+        return f"{v:#x}"
+    return repr(v)
+
+
+def _float_text(x: float) -> str:
+    return f"{x:.7g}"
+
+
+def dest_bf16(cell: int) -> str:
+    """A Dst16b cell read as BF16: storage order is Sign, Man(7), Exp(8) (Dst.md; dest spec 1.3)."""
+    std = (cell & 0x8000) | ((cell & 0xFF) << 7) | ((cell >> 8) & 0x7F)
+    return _float_text(struct.unpack("<f", struct.pack("<I", std << 16))[0])
+
+
+def dest_fp16(cell: int) -> str:
+    """A Dst16b cell read as FP16: storage order is Sign, Man(10), Exp(5); IEEE reading of the fields."""
+    std = (cell & 0x8000) | ((cell & 0x1F) << 10) | ((cell >> 5) & 0x3FF)
+    return _float_text(struct.unpack("<e", struct.pack("<H", std))[0])
+
+
+@dataclass
+class Comparison:
+    compared: int = 0                                       # number of raw items compared
+    diffs: list[Diff] = field(default_factory=list)
+    regions: list[str] = field(default_factory=list)        # regions both sides observed
+    unobserved: list[str] = field(default_factory=list)     # "path (only in expected|actual)"
+
+    @property
+    def matched(self) -> bool:
+        return self.compared > 0 and not self.diffs
+
+    def signature(self) -> tuple:
+        """Hashable summary of *what* differs (region and field, not values or Dest cells): the same
+        signature on a smaller case means the same divergence."""
+        return tuple(sorted({d.key for d in self.diffs}))
+
+    def summary(self) -> str:
+        if not self.diffs:
+            return f"matched: {self.compared} items compared ({', '.join(self.regions)})"
+        per = Counter(d.region for d in self.diffs)
+        return (f"DIVERGED: {len(self.diffs)} of {self.compared} compared items differ ("
+                + ", ".join(f"{r} {n}" for r, n in per.items()) + ")")
+
+    def report(self, limit: int = 20) -> str:
+        lines = [self.summary()]
+        if len(self.diffs) > limit:
+            lines += ["  " + s for s in _region_summaries(self.diffs)]
+            lines.append(f"  first {limit}:")
+        lines += ["  " + d.line() for d in self.diffs[:limit]]
+        if len(self.diffs) > limit:
+            lines.append(f"  ... and {len(self.diffs) - limit} more")
+        if self.unobserved:
+            lines.append("  not compared (one side did not observe): " + ", ".join(self.unobserved))
+        return "\n".join(lines)
+
+
+def _region_summaries(diffs: list[Diff]) -> list[str]:
+    out = []
+    for region in REGIONS:
+        ds = [d for d in diffs if d.region == region]
+        if not ds:
+            continue
+        if region == "dest":
+            rows = sorted({int(d.location.split()[1]) for d in ds})
+            cols = sorted({int(d.location.split()[3]) for d in ds})
+            out.append(f"{region}: {len(ds)} cells differ in {len(rows)} rows ({rows[0]}..{rows[-1]}),"
+                       f" {len(cols)} columns")
+        else:
+            keys = Counter(" ".join(str(k) for k in d.key[1:]) or region for d in ds)
+            out.append(f"{region}: {len(ds)} differ: " + ", ".join(f"{k} ({n})" for k, n in list(keys.items())[:8])
+                       + (" ..." if len(keys) > 8 else ""))
+    return out
+
+
+class _Walk:
+    def __init__(self) -> None:
+        self.c = Comparison()
+
+    def leaf(self, region: str, location: str, key: tuple, e: Any, a: Any) -> None:
+        self.c.compared += 1
+        if type(e) is not type(a) or e != a:
+            self.c.diffs.append(Diff(region, location, e, a, key))
+
+    def keys(self, path: str, e: Any, a: Any) -> list:
+        """Keys both dicts hold; the rest is noted as unobserved. Non-dicts are a shape difference."""
+        if not isinstance(e, dict) or not isinstance(a, dict):
+            raise _Shape(path, e, a)
+        for k in e.keys() - a.keys():
+            self.c.unobserved.append(f"{path} {k} (only in expected)".strip())
+        for k in a.keys() - e.keys():
+            self.c.unobserved.append(f"{path} {k} (only in actual)".strip())
+        return sorted(e.keys() & a.keys(), key=_sort_key)
+
+    def seq(self, path: str, e: Any, a: Any) -> Iterator[tuple[int, Any, Any]]:
+        if not isinstance(e, list) or not isinstance(a, list) or len(e) != len(a):
+            raise _Shape(path, e, a)
+        return zip(range(len(e)), e, a)
+
+    # --- regions ---
+    def dest(self, e: Any, a: Any) -> None:
+        rows = self.seq("dest", e, a)
+        if e == a:
+            self.c.compared += sum(map(len, e))
+            return
+        for r, er, ar in rows:
+            if er == ar or (type(er) is not type(ar) and list(er) == list(ar)):  # rows may be tuples
+                self.c.compared += len(er)
+                continue
+            for col, ev, av in self.seq(f"dest row {r}", list(er), list(ar)):
+                self.leaf("dest", f"row {r} col {col}", ("dest",), ev, av)
+
+    def dest_valid(self, e: Any, a: Any) -> None:
+        rows = self.seq("dest_valid", e, a)
+        if e == a:
+            self.c.compared += len(e)
+            return
+        for r, ev, av in rows:
+            self.leaf("dest_valid", f"row {r}", ("dest_valid",), ev, av)
+
+    def rwc(self, e: Any, a: Any) -> None:
+        if e == a:
+            self.c.compared += _count(e)
+            return
+        for t in self.keys("rwc", e, a):
+            for f in self.keys(f"rwc {t}", e[t], a[t]):
+                self.leaf("rwc", f"thread {t} {f}", ("rwc", t, f), e[t][f], a[t][f])
+
+    def adc(self, e: Any, a: Any) -> None:
+        if e == a:
+            self.c.compared += _count(e)
+            return
+        for t in self.keys("adc", e, a):
+            for u in self.keys(f"adc {t}", e[t], a[t]):
+                for ch in self.keys(f"adc {t} {u}", e[t][u], a[t][u]):
+                    for f in self.keys(f"adc {t} {u} {ch}", e[t][u][ch], a[t][u][ch]):
+                        self.leaf("adc", f"thread {t} {u} channel {ch} {f}", ("adc", t, u, ch, f),
+                                  e[t][u][ch][f], a[t][u][ch][f])
+
+    def gpr(self, e: Any, a: Any) -> None:
+        if e == a:
+            self.c.compared += _count(e)
+            return
+        for t in self.keys("gpr", e, a):
+            if e[t] == a[t] and isinstance(e[t], list):
+                self.c.compared += len(e[t])
+                continue
+            for i, ev, av in self.seq(f"gpr {t}", e[t], a[t]):
+                self.leaf("gpr", f"thread {t} r{i}", ("gpr", t, i), ev, av)
+
+    def l1(self, e: Any, a: Any) -> None:
+        for addr in self.keys("l1", e, a):
+            eb, ab = _hex_bytes(e[addr]), _hex_bytes(a[addr])
+            if eb is None or ab is None or len(eb) != len(ab):
+                raise _Shape(f"l1 {addr}", e[addr], a[addr])
+            base = int(addr, 16)
+            if eb == ab:
+                self.c.compared += len(eb)
+                continue
+            for i, (x, y) in enumerate(zip(eb, ab)):
+                self.leaf("l1", f"{base + i:#x}", ("l1", addr), x, y)
+
+    def config(self, e: Any, a: Any) -> None:
+        if e == a:
+            self.c.compared += _count(e)
+            return
+        for s in self.keys("config", e, a):
+            for i in self.keys(f"config {s}", e[s], a[s]):
+                self.leaf("config", f"state {s} [{i}]", ("config", s, i), e[s][i], a[s][i])
+
+
+def _count(v: Any) -> int:
+    """Leaves of a well-formed region that compared equal as a whole."""
+    if isinstance(v, dict):
+        return sum(_count(x) for x in v.values())
+    if isinstance(v, (list, tuple)):
+        return sum(_count(x) for x in v) if v and isinstance(v[0], (dict, list, tuple)) else len(v)
+    return 1
+
+
+class _Shape(Exception):
+    def __init__(self, path: str, e: Any, a: Any):
+        super().__init__(path)
+        self.path, self.e, self.a = path, e, a
+
+
+def _sort_key(k: Any) -> tuple:
+    s = str(k)
+    try:
+        return (0, int(s, 0), s)
+    except ValueError:
+        return (1, 0, s)
+
+
+def _hex_bytes(v: Any) -> bytes | None:
+    try:
+        return bytes.fromhex(v) if isinstance(v, str) else None
+    except ValueError:
+        return None
+
+
+def _shape_text(v: Any) -> str:
+    if isinstance(v, (list, str)):
+        return f"{type(v).__name__} of length {len(v)}"
+    return type(v).__name__
+
+
+def compare(expected_state: dict, actual_state: dict) -> Comparison:
+    """Compare two dump-shaped states over what both observe. Raises NothingCompared if that is nothing."""
+    w = _Walk()
+    for region in REGIONS:
+        if region not in expected_state or region not in actual_state:
+            if region in expected_state or region in actual_state:
+                side = "expected" if region in expected_state else "actual"
+                w.c.unobserved.append(f"{region} (only in {side})")
+            continue
+        w.c.regions.append(region)
+        try:
+            getattr(w, region)(expected_state[region], actual_state[region])
+        except _Shape as s:
+            w.c.compared += 1
+            w.c.diffs.append(Diff(region, f"{s.path} (shape)", _shape_text(s.e), _shape_text(s.a), (region, "shape")))
+    unknown = (expected_state.keys() | actual_state.keys()) - set(REGIONS)
+    w.c.unobserved += [f"{k} (unknown region)" for k in sorted(map(str, unknown))]
+    if w.c.compared == 0:
+        raise NothingCompared(
+            f"nothing compared: expected observes {sorted(expected_state) or 'nothing'},"
+            f" actual observes {sorted(actual_state) or 'nothing'}")
+    return w.c
+
+
+# --- Results: statuses first, then states ---------------------------------------------------------
+
+MATCHED, DIVERGED, UNCOMPARED, DEVICE_FAILED = "matched", "diverged", "uncompared", "device-failed"
+
+
+@dataclass
+class Verdict:
+    outcome: str                        # matched | diverged | missing | stale | uncompared | device-failed
+    message: str
+    comparison: Comparison | None = None
+    statuses: tuple[str, str] = (OK, OK)
+
+    @property
+    def matched(self) -> bool:
+        return self.outcome == MATCHED
+
+    def signature(self) -> tuple:
+        """What differs: state regions/fields, or the pair of statuses when they disagree."""
+        if self.comparison is not None:
+            return self.comparison.signature()
+        return (("status",) + self.statuses,)
+
+    def report(self, limit: int = 20) -> str:
+        if self.comparison is not None and self.outcome in (MATCHED, DIVERGED):
+            return self.comparison.report(limit)
+        return self.message
+
+
+def judge(expected: Result, actual: Result, names: tuple[str, str] = ("expected", "actual")) -> Verdict:
+    """Compare two backend Results. Both ok: bit-exact state comparison. Equal golden-error statuses
+    (e.g. both hang) match. A device failure, missing or stale recording or refusal is reported as
+    such and never counts as agreement."""
+    en, an = names
+    statuses = (expected.status, actual.status)
+    for res, name in ((expected, en), (actual, an)):
+        if res.status == DEVICE_ERROR:
+            return Verdict(DEVICE_FAILED, f"{name}: device-error: {res.message}", None, statuses)
+    for res, name in ((expected, en), (actual, an)):
+        if res.status in (MISSING, STALE):
+            return Verdict(res.status, f"{name}: {res.status}: {res.message}", None, statuses)
+    if expected.ok and actual.ok:
+        if expected.state is None or actual.state is None:
+            return Verdict(UNCOMPARED, f"{en if expected.state is None else an}: status ok but no state", None,
+                           statuses)
+        c = compare(expected.state, actual.state)
+        return Verdict(MATCHED if c.matched else DIVERGED, c.summary(), c, statuses)
+    if expected.status == actual.status and expected.status in GOLDEN_ERRORS:
+        return Verdict(MATCHED, f"both {expected.status}", None, statuses)
+    if (expected.ok or actual.ok) and "hang" in statuses:
+        return Verdict(DIVERGED, f"DIVERGED: {en} {expected.status}, {an} {actual.status}: "
+                       + (expected.message or actual.message), None, statuses)
+    bad = [(n, r) for n, r in ((en, expected), (an, actual)) if not r.ok]
+    return Verdict(UNCOMPARED, "; ".join(f"{n}: {r.status}: {r.message}".rstrip(": ") for n, r in bad), None,
+                   statuses)
