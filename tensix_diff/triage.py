@@ -1,0 +1,263 @@
+"""Divergence signatures, grouping of a campaign's divergences, and known-divergence matching.
+
+A signature names *what* differs (state region and field, thread and row numbers dropped) and *which
+instruction class* wrote it: the ISA unit of the last instruction that changed the first differing
+field when golden runs the case ("?" when no instruction did). Two cases with one signature are taken
+to show one bug; the minimiser keeps a case's signature while it shrinks it so it cannot drift.
+"""
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import yaml
+
+from golden.core import Tensix
+from golden.errors import GoldenError
+from golden.state import TensixState
+from hwbridge.base import Result
+from hwbridge.golden_backend import apply_init
+from tensix_diff.case import Case
+from tensix_diff.compare import DIVERGED, Comparison, Verdict, judge
+
+KNOWN_PATH = Path(__file__).resolve().parent.parent / "configs" / "known_divergences.yaml"
+
+# Regions in the order a fault usually propagates: counters first, then the data they address.
+REGION_ORDER = ("rwc", "adc", "gpr", "config", "dest_valid", "dest", "l1")
+
+Key = tuple[str, "int | None", str]   # (region, thread or None, field)
+
+
+def _key_name(key: Key) -> str:
+    region, _, fld = key
+    return f"{region}.{fld}" if fld else region
+
+
+def _order(name: str) -> tuple[int, str]:
+    region = name.split(".", 1)[0]
+    return (REGION_ORDER.index(region) if region in REGION_ORDER else len(REGION_ORDER), name)
+
+
+# --- what differs: compare's diff keys, with thread, channel, row and register numbers dropped --------
+
+def field_key(diff_key: tuple) -> Key:
+    """compare.Diff.key -> (region, thread or None, field); the thread is kept only to trace writers."""
+    region, rest = diff_key[0], diff_key[1:]
+    if rest[-1:] == ("shape",):
+        return (region, None, "shape")
+    if region == "rwc":
+        return ("rwc", int(rest[0]), rest[1])
+    if region == "adc":
+        return ("adc", int(rest[0]), f"{rest[1]}.{rest[3]}")
+    if region == "gpr":
+        return ("gpr", int(rest[0]), "")
+    if region == "config":
+        return ("config", None, str(rest[1]))
+    return (region, None, "bits" if region == "dest" else "")
+
+
+def diff_keys(comparison: Comparison) -> list[Key]:
+    keys = {field_key(d.key) for d in comparison.diffs}
+    return sorted(keys, key=lambda k: (_order(_key_name(k)), -1 if k[1] is None else k[1]))
+
+
+# --- which instruction last wrote a field in golden ---------------------------------------------------
+
+def _value(s: TensixState, case: Case, key: Key):
+    region, t, fld = key
+    if region == "rwc":
+        return getattr(s.rwc[t], fld)
+    if region == "adc":
+        unit, coord = fld.split(".")
+        return tuple(getattr(ch, coord) for ch in s.adc[t][unit])
+    if region == "gpr":
+        return tuple(s.gpr[t])
+    if region == "config":
+        return tuple(st[int(fld)] for st in s.config)
+    if region == "dest":
+        return s.dest.bits.tobytes()
+    if region == "dest_valid":
+        return s.dest.valid.tobytes()
+    return b"".join(s.l1.read(a, n) for a, n in case.observed_l1())
+
+
+def last_writer_units(case: Case, keys: list[Key], machine: Callable[[], Tensix] = Tensix) -> dict[Key, str]:
+    """For each key, the ISA unit of the last instruction that changed it when golden runs the case.
+    Golden stopping early (not modelled, undefined, hang) keeps what it saw up to there."""
+    units: dict[Key, str] = {}
+    m = machine()
+    apply_init(m.s, case)
+    base_step = m.step
+
+    def step(t, d, index=0):
+        before = [_value(m.s, case, k) for k in keys]
+        base_step(t, d, index)
+        for k, old in zip(keys, before):
+            if _value(m.s, case, k) != old:
+                units[k] = d.ins.unit
+    m.step = step
+    try:
+        m.run(case.threads)
+    except GoldenError:
+        pass
+    return units
+
+
+# --- signatures ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, order=True)
+class Signature:
+    fields: tuple[str, ...]   # "region.field", in propagation order; fields[0] is the primary one
+    unit: str                 # instruction class: ISA unit of the primary field's last golden writer
+
+    def __str__(self) -> str:
+        return f"{'+'.join(self.fields)} @{self.unit}"
+
+    @classmethod
+    def parse(cls, text: str) -> "Signature":
+        fields, _, unit = text.strip().rpartition(" @")
+        if not fields or not unit:
+            raise ValueError(f"signature {text!r} is not 'region.field+... @UNIT'")
+        return cls(tuple(fields.split("+")), unit)
+
+
+def signature(case: Case, verdict: Verdict, machine: Callable[[], Tensix] = Tensix) -> Signature | None:
+    """The signature of a judged divergence (compare.judge) of ``case``; None unless it diverged.
+    A divergence of statuses (one side hangs) is named ``status.EXPECTED-ACTUAL``."""
+    if verdict.outcome != DIVERGED:
+        return None
+    if verdict.comparison is None:
+        return Signature((f"status.{verdict.statuses[0]}-{verdict.statuses[1]}",), "?")
+    keys = diff_keys(verdict.comparison)
+    names = sorted({_key_name(k) for k in keys}, key=_order)
+    primary = [k for k in keys if _key_name(k) == names[0] and k[2] != "shape"]
+    units = last_writer_units(case, primary, machine) if primary else {}
+    unit = next((units[k] for k in primary if k in units), "?")
+    return Signature(tuple(names), unit)
+
+
+def classify(case: Case, device: Result, model: Result) -> tuple[Verdict, Signature | None]:
+    """Judge a device result (expected) against a model's (actual) and name the divergence."""
+    verdict = judge(device, model, ("device", "model"))
+    return verdict, signature(case, verdict)
+
+
+def same_divergence(target: Signature, sig: Signature | None, strict: bool = False) -> bool:
+    """The minimiser's predicate. Strict: the very same signature. Otherwise the same instruction class
+    and primary field, with no field the target does not show (downstream symptoms may disappear)."""
+    if sig is None:
+        return False
+    if strict:
+        return sig == target
+    return sig.unit == target.unit and sig.fields[0] == target.fields[0] and set(sig.fields) <= set(target.fields)
+
+
+# --- grouping ------------------------------------------------------------------------------------------
+
+@dataclass
+class Divergence:
+    case: Case
+    signature: Signature
+    detail: str = ""
+
+
+@dataclass
+class KnownEntry:
+    signature: str            # a signature, or an fnmatch pattern over its text ("rwc.srcb* @*")
+    reason: str
+    case: str | None = None   # a corpus case that shows it: checked for still reproducing
+    backend: str | None = None
+
+    def matches(self, sig: Signature) -> bool:
+        return fnmatch.fnmatchcase(str(sig), self.signature)
+
+
+@dataclass
+class Group:
+    signature: Signature
+    count: int
+    smallest: Divergence
+    known: KnownEntry | None = None
+    names: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        tag = f"  KNOWN (xfail): {self.known.reason}" if self.known else ""
+        return (f"{self.count:5d} x {self.signature}  smallest: {self.smallest.case.name} "
+                f"({self.smallest.case.instruction_count} instructions){tag}")
+
+
+def load_known(path: str | Path = KNOWN_PATH) -> list[KnownEntry]:
+    """configs/known_divergences.yaml: a list of {signature, reason, case?, backend?} (or under 'known:')."""
+    p = Path(path)
+    if not p.exists():
+        return []
+    raw = yaml.safe_load(p.read_text()) or []
+    if isinstance(raw, dict):
+        raw = raw.get("known") or []
+    out = []
+    for i, e in enumerate(raw):
+        if not isinstance(e, dict) or "signature" not in e or "reason" not in e:
+            raise ValueError(f"{p}: entry {i} needs 'signature' and 'reason'")
+        out.append(KnownEntry(str(e["signature"]), str(e["reason"]), e.get("case"), e.get("backend")))
+    return out
+
+
+def known_for(sig: Signature, known: Iterable[KnownEntry], backend: str | None = None) -> KnownEntry | None:
+    return next((k for k in known if k.matches(sig) and k.backend in (None, backend)), None)
+
+
+def group(divergences: Iterable[Divergence], known: Iterable[KnownEntry] = (),
+          backend: str | None = None) -> list[Group]:
+    """One group per distinct signature, most frequent first, each with its smallest example."""
+    known = list(known)
+    groups: dict[Signature, Group] = {}
+    for d in divergences:
+        g = groups.get(d.signature)
+        if g is None:
+            groups[d.signature] = Group(d.signature, 1, d, known_for(d.signature, known, backend), [d.case.name])
+            continue
+        g.count += 1
+        g.names.append(d.case.name)
+        if d.case.instruction_count < g.smallest.case.instruction_count:
+            g.smallest = d
+    return sorted(groups.values(), key=lambda g: (-g.count, str(g.signature)))
+
+
+def no_longer_reproducing(known: Iterable[KnownEntry], seen: dict[str, Signature | None],
+                          backend: str | None = None) -> list[KnownEntry]:
+    """Known entries naming a case that ran (``seen``: case name -> its signature, None if it matched)
+    whose divergence did not show up."""
+    out = []
+    for k in known:
+        if k.case in seen and k.backend in (None, backend):
+            sig = seen[k.case]
+            if sig is None or not k.matches(sig):
+                out.append(k)
+    return out
+
+
+def summary_lines(groups: list[Group], stale: list[KnownEntry] = ()) -> list[str]:
+    """The triage block of a campaign or corpus run: one line per signature, then stale known entries."""
+    new = sum(g.count for g in groups if not g.known)
+    lines = [f"divergences: {sum(g.count for g in groups)} in {len(groups)} signature(s), {new} not known"]
+    lines += [g.line() for g in groups]
+    lines += [f"known divergence no longer reproduces: {k.signature} (case {k.case}): {k.reason}" for k in stale]
+    return lines
+
+
+def triage_report(divergences: Iterable[Divergence], seen: dict[str, Signature | None] | None = None,
+                  backend: str | None = None, known_path: str | Path = KNOWN_PATH) -> dict:
+    """The one call a campaign makes: groups, stale known entries and printable lines, as plain data."""
+    known = load_known(known_path)
+    groups = group(divergences, known, backend)
+    stale = no_longer_reproducing(known, seen or {}, backend)
+    return {
+        "groups": [{"signature": str(g.signature), "count": g.count, "smallest": g.smallest.case.name,
+                    "smallest_instructions": g.smallest.case.instruction_count, "cases": g.names,
+                    "known": g.known.reason if g.known else None} for g in groups],
+        "stale_known": [{"signature": k.signature, "case": k.case, "reason": k.reason} for k in stale],
+        "new": sum(g.count for g in groups if not g.known),
+        "lines": summary_lines(groups, stale),
+    }
