@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from . import isa
 from .errors import GoldenError, Hang, NotModelled
-from .ops import PRE_ISSUE, load_all
+from .ops import FRONTEND, PRE_ISSUE, load_all
 from .registers import RegField, config_field, thread_config_field
 from .state import THREADS, TensixState
 
@@ -79,6 +79,14 @@ class Tensix:
             raise
         self.executed += 1
 
+    def stream(self, t: int, program: Sequence[Decoded]) -> Iterator[tuple[int, Decoded]]:
+        """Thread t's instructions as the backend sees them: (program index, Decoded) pairs after the
+        frontend stages (MOP and replay expanders) have rewritten the program."""
+        items: Iterator[tuple[int, Decoded]] = enumerate(program)
+        for stage in FRONTEND:
+            items = stage(self, t, items)
+        return items
+
     def run(self, programs: dict[int, Sequence[int]]) -> None:
         """Run per-thread word lists. Each thread runs until it finishes or blocks; blocked threads are
         retried after the others move; if no thread can move, the case hangs (reported, never spun on)."""
@@ -86,21 +94,27 @@ class Tensix:
         for t in decoded:
             if t not in range(THREADS):
                 raise ValueError(f"thread {t} is not in 0..{THREADS - 1}")
-        pc = {t: 0 for t in decoded}
-        while True:
+        streams = {t: self.stream(t, prog) for t, prog in sorted(decoded.items())}
+        waiting: dict[int, tuple[int, Decoded]] = {}   # thread -> the instruction it is blocked on
+        step = self.step
+        while streams:
             progressed = False
             blocked: dict[int, str] = {}
-            for t in sorted(decoded):
-                prog = decoded[t]
-                while pc[t] < len(prog):
+            for t, items in list(streams.items()):
+                item = waiting.pop(t, None)
+                while True:
+                    if item is None:
+                        item = next(items, None)
+                        if item is None:
+                            del streams[t]
+                            break
                     try:
-                        self.step(t, prog[pc[t]], pc[t])
+                        step(t, item[1], item[0])
                     except Blocked as b:
-                        blocked[t] = f"thread {t} instruction {pc[t]} ({prog[pc[t]].text}) waits: {b.reason}"
+                        waiting[t] = item
+                        blocked[t] = f"thread {t} instruction {item[0]} ({item[1].text}) waits: {b.reason}"
                         break
-                    pc[t] += 1
+                    item = None
                     progressed = True
-            if all(pc[t] == len(decoded[t]) for t in decoded):
-                return
-            if not progressed:
+            if streams and not progressed:
                 raise Hang("no thread can proceed: " + "; ".join(blocked.values()))

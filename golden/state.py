@@ -180,6 +180,23 @@ class LatchedWait:
     semaphore_conditions: int = 0
 
 
+REPLAY_BUFFER = 32     # entries per thread (ttsim REPLAY_BUF_SIZE; REPLAY.md)
+MOP_CFG_WORDS = 9
+
+
+@dataclass
+class Frontend:
+    """A thread's MOP and replay expanders (MOPExpander.md, REPLAY.md): MOP_CFG's mask high half, the
+    MopCfg words RISCV writes (None: never written), the replay buffer (None: never loaded) and the
+    REPLAY load in progress (entries still to capture, next buffer index, whether they also execute)."""
+    mop_mask_hi: int = 0
+    mop_cfg: list[int | None] = field(default_factory=lambda: [None] * MOP_CFG_WORDS)
+    replay: list[int | None] = field(default_factory=lambda: [None] * REPLAY_BUFFER)
+    load_left: int = 0
+    load_index: int = 0
+    load_exec: bool = False
+
+
 @dataclass
 class TensixState:
     """Everything golden models. Power-on values are fixed here; cases set what they depend on."""
@@ -197,4 +214,5 @@ class TensixState:
     sfpu: SfpuState = field(default_factory=SfpuState)
     wait_gate: list[LatchedWait | None] = field(default_factory=lambda: [None] * THREADS)
     mutex: dict[int, int] = field(default_factory=dict)   # Sync Unit mutex index -> holding thread
+    frontend: list[Frontend] = field(default_factory=lambda: [Frontend() for _ in range(THREADS)])
     # Which config state (0/1) each thread's config instructions address: ThreadConfig CFG_STATE_ID_StateID.

@@ -15,6 +15,7 @@ from ..isa import table
 Handler = Callable[..., None]
 HANDLERS: dict[str, Handler] = {}
 PRE_ISSUE: list[Handler] = []   # checks run before every instruction passes its thread's Wait Gate
+FRONTEND: list[Handler] = []    # frontend expanders (MOP, replay), applied to each thread's stream in order
 _loaded = False
 
 
@@ -34,6 +35,13 @@ def semantics(name: str) -> Callable[[Handler], Handler]:
 def pre_issue(fn: Handler) -> Handler:
     """Register ``fn(m, t, decoded)``, run before each instruction's semantics; it may raise core.Blocked."""
     PRE_ISSUE.append(fn)
+    return fn
+
+
+def frontend(fn: Handler) -> Handler:
+    """Register a frontend stage ``fn(m, t, items)``: a generator over (program index, Decoded) pairs that
+    rewrites thread t's instruction stream before the Wait Gate (MOPExpander.md, REPLAY.md)."""
+    FRONTEND.append(fn)
     return fn
 
 
