@@ -1,0 +1,33 @@
+"""The replay backend: answers a case from the replay store (what a device returned when it was recorded)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tensix_diff.case import Case
+from tensix_diff.store import Store
+
+from .base import MISSING, STALE, Result
+
+
+class ReplayBackend:
+    """``run(case)`` gives the recorded Result; ``missing`` when nothing was recorded for this case, ``stale``
+    when the case's name was recorded from a different version of the case. A corrupt recording raises
+    ``StoreError`` naming the file."""
+
+    name = "replay"
+
+    def __init__(self, root: str | Path | None = None, store: Store | None = None):
+        self.store = store if store is not None else Store(root)
+
+    def run(self, case: Case) -> Result:
+        look = self.store.lookup(case)
+        if look.recording is not None:
+            return look.recording.result()
+        where = f"in {self.store.root}"
+        if look.status == STALE:
+            return Result(STALE, message=(
+                f"case '{case.name}' changed since it was recorded (recorded {look.recorded_hash[:12]}, now"
+                f" {look.case_hash[:12]}) {where}; the old recording is not used: re-record it"),
+                provenance={"device": "replay"})
+        return Result(MISSING, message=f"no recording for case '{case.name}' (hash {look.case_hash[:12]}) {where}",
+                      provenance={"device": "replay"})
