@@ -1,0 +1,126 @@
+"""Generator profiles (configs/profiles/*.yaml): instruction weights, program lengths, threads, set-up style."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+PROFILE_DIR = CONFIGS / "profiles"
+OBSERVABILITY = ("hw", "full")
+THREAD_CONFIG_SETUPS = ("auto", "setc16", "init")
+KEYS = {"description", "length", "threads", "golden", "observability", "thread_config_setup", "config_state",
+        "dest_rows", "gpr_special", "addrmod", "overrides", "thread_mix", "templates", "weights"}
+
+
+class ProfileError(ValueError):
+    """A profile file or name that cannot be used (one line)."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    description: str
+    weights: dict[str, float]
+    length: tuple[int, int] = (1, 64)
+    threads: dict[int, float] = field(default_factory=lambda: {1: 1.0})
+    golden: tuple[str, ...] = ("modelled",)
+    observability: str = "hw"
+    thread_config_setup: str = "auto"
+    config_state: dict[int, float] = field(default_factory=lambda: {0: 1.0})
+    dest_rows: tuple[int, int] = (0, 64)
+    gpr_special: float = 0.3
+    sections: tuple[int, ...] = tuple(range(8))
+    addrmod_align: dict[str, int] = field(default_factory=dict)
+    overrides: dict[str, dict[str, dict]] = field(default_factory=dict)
+    thread_mix: dict[str, float] = field(default_factory=lambda: {"self": 1.0})
+    templates: dict[str, float] = field(default_factory=dict)
+
+
+def profile_names() -> list[str]:
+    return sorted(p.stem for p in PROFILE_DIR.glob("*.yaml"))
+
+
+def _need(cond: bool, where: str, msg: str) -> None:
+    if not cond:
+        raise ProfileError(f"{where}: {msg}")
+
+
+def _weights(raw, where: str, key: str, keytype=str) -> dict:
+    _need(isinstance(raw, dict) and raw, where, f"'{key}' must be a non-empty mapping of name: weight")
+    out = {}
+    for k, w in raw.items():
+        _need(isinstance(w, (int, float)) and not isinstance(w, bool) and w >= 0, where,
+              f"'{key}' weight of {k} must be a number >= 0")
+        out[keytype(k)] = float(w)
+    _need(any(out.values()), where, f"'{key}' needs at least one positive weight")
+    return out
+
+
+def _pair(raw, where: str, key: str, lo: int, hi: int) -> tuple[int, int]:
+    _need(isinstance(raw, list) and len(raw) == 2 and all(isinstance(v, int) for v in raw)
+          and lo <= raw[0] <= raw[1] <= hi, where, f"'{key}' must be [min, max] within {lo}..{hi}")
+    return raw[0], raw[1]
+
+
+def parse_profile(name: str, raw: dict, where: str) -> Profile:
+    _need(isinstance(raw, dict), where, "a profile is a mapping")
+    unknown = set(raw) - KEYS
+    _need(not unknown, where, f"unknown key(s) {', '.join(sorted(unknown))}")
+    _need("weights" in raw, where, "needs 'weights'")
+    from golden import isa
+    weights = _weights(raw["weights"], where, "weights")
+    for ins in weights:
+        _need(ins in isa.table(), where, f"weights: '{ins}' is not an instruction in golden/isa.yaml")
+    obs = raw.get("observability", "hw")
+    _need(obs in OBSERVABILITY, where, f"observability must be one of {OBSERVABILITY}")
+    tcs = raw.get("thread_config_setup", "auto")
+    _need(tcs in THREAD_CONFIG_SETUPS, where, f"thread_config_setup must be one of {THREAD_CONFIG_SETUPS}")
+    threads = _weights(raw.get("threads", {1: 1}), where, "threads", int)
+    _need(all(1 <= n <= 3 for n in threads), where, "threads: thread counts are 1..3")
+    state = _weights(raw.get("config_state", {0: 1}), where, "config_state", int)
+    _need(all(s in (0, 1) for s in state), where, "config_state: states are 0 and 1")
+    golden = raw.get("golden", ["modelled"])
+    _need(isinstance(golden, list) and golden and all(g in isa.GOLDEN_STATES for g in golden), where,
+          f"golden must be a list drawn from {isa.GOLDEN_STATES}")
+    am = raw.get("addrmod") or {}
+    _need(isinstance(am, dict) and set(am) <= {"sections", "align"}, where, "addrmod takes sections and align")
+    sections = tuple(am.get("sections", range(8)))
+    _need(sections and all(isinstance(s, int) and 0 <= s <= 7 for s in sections), where, "addrmod.sections are 0..7")
+    align = am.get("align") or {}
+    _need(isinstance(align, dict) and all(isinstance(v, int) and v >= 1 for v in align.values()), where,
+          "addrmod.align maps AddrMod field names to alignments >= 1")
+    overrides = raw.get("overrides") or {}
+    _need(isinstance(overrides, dict) and all(k in isa.table() and isinstance(v, dict) for k, v in overrides.items()),
+          where, "overrides maps instruction names to {field: constraint}")
+    mix = _weights(raw.get("thread_mix", {"self": 1}), where, "thread_mix")
+    for other in mix:
+        _need(other == "self" or other in profile_names(), where, f"thread_mix: no profile named '{other}'")
+    templates = raw.get("templates") or {}
+    _need(isinstance(templates, dict) and set(templates) <= {"replay"}, where, "templates: only 'replay' exists")
+    special = raw.get("gpr_special", 0.3)
+    _need(isinstance(special, (int, float)) and 0 <= special <= 1, where, "gpr_special is a probability")
+    return Profile(
+        name=name, description=str(raw.get("description", "")), weights=weights,
+        length=_pair(raw.get("length", [1, 64]), where, "length", 0, 4096), threads=threads,
+        golden=tuple(golden), observability=obs, thread_config_setup=tcs, config_state=state,
+        dest_rows=_pair(raw.get("dest_rows", [0, 64]), where, "dest_rows", 0, 1024), gpr_special=float(special),
+        sections=sections, addrmod_align=dict(align), overrides=overrides, thread_mix=mix,
+        templates={k: float(v) for k, v in templates.items()})
+
+
+@cache
+def load_profile(name: str) -> Profile:
+    """A profile by name (configs/profiles/NAME.yaml) or by path to a YAML file."""
+    path = Path(name)
+    if path.suffix not in (".yaml", ".yml"):
+        path = PROFILE_DIR / f"{name}.yaml"
+    if not path.is_file():
+        raise ProfileError(f"no profile '{name}' (profiles: {', '.join(profile_names())})")
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise ProfileError(f"{path}: invalid YAML: {str(e).splitlines()[0]}") from None
+    return parse_profile(path.stem, raw, str(path))
