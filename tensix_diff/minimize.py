@@ -18,7 +18,7 @@ from typing import Callable, Sequence, TypeVar
 from golden import isa
 from hwbridge.base import OK, Result
 from tensix_diff.case import Case, Init, case_hash, dump_case
-from tensix_diff.compare import DIVERGED, MATCHED
+from tensix_diff.compare import DEVICE_FAILED, DIVERGED, MATCHED
 from tensix_diff.triage import Signature, classify, same_divergence
 
 T = TypeVar("T")
@@ -271,3 +271,111 @@ class Minimizer:
 def _init_size(init: Init) -> int:
     return (sum(len(r) for tb in (init.gpr, init.thread_config, init.config) for r in tb.values())
             + len(init.l1) + len(init.dest))
+
+
+# --- output: the minimal case and the recording of its last device run ------------------------------
+
+def minimal_case(rep: MinReport, original: Case, against: str) -> Case:
+    """The minimal case named and described for tests/corpus/."""
+    name = original.name if original.name.endswith("-min") else f"{original.name}-min"
+    text = (f"Minimised from {original.name} ({rep.original_length} -> {rep.minimal_length} instructions, "
+            f"{rep.runs} device runs) against {against}; divergence {rep.minimal_signature}.")
+    return dataclasses.replace(rep.case, name=name, description=text, source="<minimised>",
+                               tags=sorted(set(rep.case.tags) | {"minimised"}))
+
+
+def write_bundle(case: Case, device: Result | None, out: Path, store_root: Path | None = None) -> list[str]:
+    """Write ``out`` (the case YAML) and the device result as a replay recording: into ``store_root``, by
+    default the store directory ``<out>.recordings`` beside it. Returns lines saying what was written."""
+    from tensix_diff.store import Recording, Store, StoreError
+    out.write_text(dump_case(case))
+    lines = [f"wrote {out}"]
+    if device is None:
+        return lines + ["no device result to record"]
+    root = store_root or out.with_suffix(".recordings")
+    try:
+        Store(root).put(Recording.from_result(case, device))
+    except StoreError as e:
+        return lines + [f"recording not written: {e}"]
+    return lines + [f"recorded its last device run in {root} "
+                    f"(replay: TENSIX_DIFF_RECORDINGS={root} tensix-diff run {out} --backend replay)"]
+
+
+# --- Hypothesis: shrink with Hypothesis where runs are cheap, with the minimiser on a device -----------
+
+def hypothesis_phases(backend: str) -> tuple:
+    """The Hypothesis phases for a fuzz test on ``backend``. Under hw every shrink step would be a device
+    run, so Hypothesis does not shrink: the failing case goes to ``check_or_minimize``'s minimiser."""
+    from hypothesis import Phase
+    return tuple(p for p in Phase if not (backend == "hw" and p is Phase.shrink))
+
+
+def check_or_minimize(case: Case, device, against, backend: str, out_dir: Path | None = None,
+                      max_runs: int = 200) -> None:
+    """Assert ``device`` and ``against`` (backends) agree on ``case``. On a divergence under hw, minimise
+    first and name the minimal case (and its recording) in the assertion message."""
+    from tensix_diff.triage import classify as judge_and_name
+    verdict, sig = judge_and_name(case, device.run(case), against.run(case))
+    if sig is None:
+        assert verdict.outcome != DEVICE_FAILED, verdict.report()
+        return
+    message = [f"{case.name}: {sig}", verdict.report()]
+    if backend == "hw":
+        rep = Minimizer(device.run, against.run, max_runs=max_runs).minimize(case)
+        message += rep.lines()
+        if out_dir is not None and rep.status == "minimised":
+            small = minimal_case(rep, case, getattr(against, "name", "model"))
+            out_dir.mkdir(parents=True, exist_ok=True)
+            message += write_bundle(small, rep.device, out_dir / f"{small.name}.yaml")
+    raise AssertionError("\n".join(message))
+
+
+# --- the command -------------------------------------------------------------------------------------
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("minimize", help="shrink a divergent case to a minimal one with the same divergence")
+    p.add_argument("case", help="the divergent case file")
+    p.add_argument("--backend", required=True, help="the device side whose runs are counted (hw, replay, ...)")
+    p.add_argument("--against", default="golden", help="the model side (default: golden)")
+    p.add_argument("--out", metavar="MIN.yaml", help="where to write the minimal case (default: CASE-min.yaml)")
+    p.add_argument("--max-runs", type=int, default=200, help="budget of device runs (default: 200)")
+    p.add_argument("--nop-pad", action="store_true",
+                   help="replace instructions by NOP instead of deleting them (distance-dependent divergences)")
+    p.add_argument("--strict", action="store_true", help="require the very same signature (default: the same "
+                   "primary field and instruction class, downstream symptoms may go)")
+    p.add_argument("--simulator", metavar="PATH", help="hw backend: a libttsim.so instead of a card")
+    p.add_argument("--store", metavar="DIR", help="replay store the replay backend reads (default: the project's)")
+    p.add_argument("--record-into", metavar="DIR", help="put the minimal case's recording into this replay store "
+                   "(default: a store directory MIN.recordings beside the output)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(func=run)
+
+
+def _backend(name: str, args):
+    from tensix_diff.backends import get_backend
+    opts = {"simulator": args.simulator} if name == "hw" and args.simulator else {}
+    if name == "replay" and args.store:
+        opts["store"] = args.store
+    return get_backend(name, **opts)
+
+
+def run(args) -> int:
+    from tensix_diff.case import load_case
+    from tensix_diff.cli import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, UsageError
+    if args.max_runs < 1:
+        raise UsageError("minimize: --max-runs must be at least 1")
+    case = load_case(args.case)
+    device, against = _backend(args.backend, args), _backend(args.against, args)
+    log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    rep = Minimizer(device.run, against.run, max_runs=args.max_runs, nop_pad=args.nop_pad, strict=args.strict,
+                    log=log).minimize(case)
+    print("\n".join(rep.lines()))
+    if rep.status == "matched":
+        return EXIT_OK
+    if rep.status != "minimised":   # nothing to minimise: the device failed, or the pair cannot be compared
+        return EXIT_DEVICE if rep.status in (DEVICE_FAILED, "device-error") else EXIT_USAGE
+    out = Path(args.out) if args.out else Path(args.case).with_name(Path(args.case).stem + "-min.yaml")
+    small = minimal_case(rep, case, args.against)
+    for line in write_bundle(small, rep.device, out, Path(args.record_into) if args.record_into else None):
+        print(line)
+    return EXIT_DIVERGED

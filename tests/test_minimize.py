@@ -1,0 +1,138 @@
+"""The minimiser: delta debugging, simplification, the device-run budget, NOP padding, the repro bundle."""
+from __future__ import annotations
+
+import pytest
+
+from golden import isa
+from hwbridge.golden_backend import GoldenBackend
+from hwbridge.replay import ReplayBackend
+from planted_bug import DistanceTensix, FixtureDevice, planted_addrmod_bug, planted_golden, SECTION
+from tensix_diff.case import Case, Init, load_case
+from tensix_diff.compare import judge
+from tensix_diff.minimize import (NOP, Minimizer, check_or_minimize, ddmin, hypothesis_phases, minimal_case,
+                                  non_nop_count, write_bundle)
+from tensix_diff.triage import classify
+
+AB = 12   # ThreadConfig ADDR32 index of AddrMod AB section 0
+
+
+@pytest.fixture
+def planted():
+    with planted_addrmod_bug():
+        yield planted_golden()
+
+
+def asm(*lines: str) -> list[int]:
+    return [isa.assemble_line(x) for x in lines]
+
+
+def zeroacc(addr_mode: int, where: int = 0) -> str:
+    return f"ZEROACC clear_mode=0 addr_mode={addr_mode} where={where}"
+
+
+def test_ddmin_finds_the_two_items_that_matter_and_is_one_minimal():
+    tests = []
+
+    def needs_7_and_23(kept):
+        tests.append(kept)
+        return 7 in kept and 23 in kept
+
+    assert ddmin(list(range(40)), needs_7_and_23) == [7, 23]
+    assert len(tests) < 60
+
+
+def test_noise_init_and_operands_are_simplified_away(planted):
+    body = ["SETRWC clear_ab_vld=0 rwc_cr=0 rwc_d=3 rwc_b=5 rwc_a=1 bitmask=7", "INCRWC rwc_cr=0 rwc_d=1 rwc_b=2 rwc_a=3",
+            zeroacc(1, 9), zeroacc(SECTION, 37), "INCRWC rwc_cr=0 rwc_d=2 rwc_b=0 rwc_a=1", zeroacc(0, 3)]
+    case = Case("noisy", "", {0: asm(*body), 1: asm(zeroacc(3, 5))},
+                Init(gpr={0: {5: 0x1234}}, thread_config={0: {AB + SECTION: 0x3B07, AB + 1: 0x0202}},
+                     dest=[(4, [0x3F80] * 16)]))
+    device = FixtureDevice()
+    rep = Minimizer(device.run, planted.run).minimize(case)
+    assert rep.status == "minimised" and not rep.budget_exhausted
+    assert str(rep.original_signature) == "rwc.srcb @MATH"
+    small = rep.case
+    assert [isa.disassemble(w).split()[0] for ws in small.threads.values() for w in ws] == ["ZEROACC"]
+    (word,) = small.threads[0]
+    _, fields = isa.decode(word)
+    assert fields["addr_mode"] == SECTION and fields["where"] == 0
+    # only the AddrMod section the bug needs survives, with one SrcBIncr bit
+    assert small.init.gpr == {} and small.init.dest == [] and list(small.init.thread_config[0]) == [AB + SECTION]
+    value = small.init.thread_config[0][AB + SECTION]
+    assert bin(value).count("1") == 1 and (value >> 8) & 0x3F
+    assert rep.runs == device.runs <= 60
+    assert rep.original_length == 7 and rep.minimal_length == 1
+
+
+def test_the_budget_caps_device_runs_and_keeps_the_smallest_divergent_case(planted):
+    body = [zeroacc(i % 8, i) for i in range(40)]
+    case = Case("long", "", {0: asm(*body)}, Init(thread_config={0: {AB + s: 0x0101 for s in range(8)}}))
+    device = FixtureDevice()
+    rep = Minimizer(device.run, planted.run, max_runs=6).minimize(case)
+    assert rep.budget_exhausted and rep.runs == device.runs == 6
+    assert rep.case.instruction_count < 40
+    verdict, sig = classify(rep.case, GoldenBackend().run(rep.case), planted.run(rep.case))
+    assert str(sig) == "rwc.srcb @MATH"
+
+
+def test_nop_padding_keeps_the_distance_a_divergence_depends_on():
+    tc = {0: {AB + s: 0x0101 for s in range(8)}}
+    body = asm("INCRWC rwc_cr=0 rwc_d=1 rwc_b=0 rwc_a=1", zeroacc(0), "INCRWC rwc_cr=0 rwc_d=0 rwc_b=1 rwc_a=0",
+               zeroacc(1), zeroacc(2), zeroacc(3), zeroacc(4), "INCRWC rwc_cr=0 rwc_d=2 rwc_b=2 rwc_a=2")
+    case = Case("distance", "", {0: body}, Init(thread_config=tc))
+    distance_bug = GoldenBackend(machine_factory=DistanceTensix)
+    deleting = Minimizer(FixtureDevice().run, distance_bug.run).minimize(case)
+    padding = Minimizer(FixtureDevice().run, distance_bug.run, nop_pad=True).minimize(case)
+    assert deleting.status == padding.status == "minimised"
+    # deleting must keep five real instructions in front of the ZEROACC; padding keeps NOPs instead
+    assert deleting.minimal_length == 6
+    assert padding.minimal_length == 1 and padding.minimal_total == 6
+    assert padding.case.threads[0][:5] == [NOP] * 5 and isa.decode(padding.case.threads[0][5])[0].name == "ZEROACC"
+    assert "6 with NOP padding" in "\n".join(padding.lines())
+
+
+def test_a_matching_case_is_reported_and_not_shrunk(planted):
+    case = Case("fine", "", {0: asm(zeroacc(0), zeroacc(1))})
+    rep = Minimizer(FixtureDevice().run, planted.run).minimize(case)
+    assert rep.status == "matched" and rep.runs == 1 and rep.case is case
+
+
+def test_the_model_side_runs_first_and_spares_the_device(planted):
+    case = Case("unmodelled", "", {0: asm("ZEROACC clear_mode=4 addr_mode=0 where=0")})
+    device = FixtureDevice()
+    rep = Minimizer(device.run, planted.run).minimize(case)
+    assert rep.status == "not-modelled" and device.runs == 0
+
+
+def test_the_repro_bundle_replays_on_every_backend(planted, tmp_path):
+    case = Case("bundle", "", {0: asm(zeroacc(1, 2), zeroacc(SECTION, 4))},
+                Init(thread_config={0: {AB + SECTION: 0x0300}}))
+    rep = Minimizer(FixtureDevice().run, planted.run).minimize(case)
+    small = minimal_case(rep, case, "golden-planted")
+    assert small.name == "bundle-min" and "rwc.srcb @MATH" in small.description
+    out = tmp_path / "bundle-min.yaml"
+    lines = write_bundle(small, rep.device, out)
+    assert any("recorded its last device run" in x for x in lines)
+    loaded = load_case(out)
+    recorded = ReplayBackend(root=tmp_path / "bundle-min.recordings").run(loaded)
+    assert recorded.ok and recorded.provenance["device"].startswith("test-fixture")
+    assert judge(recorded, GoldenBackend().run(loaded)).matched           # the fixed model agrees
+    _, sig = classify(loaded, recorded, planted.run(loaded))              # the planted copy still diverges
+    assert str(sig) == "rwc.srcb @MATH"
+
+
+def test_hypothesis_does_not_shrink_on_a_device():
+    from hypothesis import Phase
+    assert Phase.shrink not in hypothesis_phases("hw")
+    assert Phase.shrink in hypothesis_phases("golden") and Phase.shrink in hypothesis_phases("replay")
+
+
+def test_under_hw_a_failing_case_goes_to_the_minimiser(planted, tmp_path):
+    case = Case("hw-fail", "", {0: asm(zeroacc(0), zeroacc(SECTION, 3), zeroacc(1))},
+                Init(thread_config={0: {AB + SECTION: 0x0500}}))
+    device = FixtureDevice()
+    check_or_minimize(Case("ok", "", {0: asm(zeroacc(0))}), device, planted, "hw", tmp_path)
+    with pytest.raises(AssertionError) as e:
+        check_or_minimize(case, device, planted, "hw", tmp_path)
+    assert "instructions: 3 -> 1" in str(e.value)
+    assert (tmp_path / "hw-fail-min.yaml").exists()
