@@ -1,0 +1,124 @@
+"""Dst16b / Dst32b: the two views of DstBits[1024][16], with Adj16 / Adj32 row remapping.
+
+Facts: tt-isa-documentation BlackholeA0 Dst.md (Adj16, Adj32 under Config DEST_ACCESS_CFG_remap_addrs /
+swizzle_32b; a Dst32b cell is DstBits[Adj32(r)] << 16 | DstBits[Adj32(r) + 8]); blackhole-deltas #9 (the
+low half of an FP32 cell holds mantissa bits 15:0). Row validity follows ttsim v1.10.0's Blackhole model:
+one valid bit per DstBits row, and a Dst32b cell tests and sets only the valid bit of its high-half row
+(the ZEROACC 32-bit 16-row mode clears exactly those rows). ttsim ignores remap_addrs / swizzle_32b
+("XXX handle Adj16/Adj32 on BH"); golden applies them as Dst.md says.
+
+Row arguments may be ints or numpy integer arrays (several rows at once); reads return uint16 / uint32
+arrays of shape (16,) or (n, 16). Reads of invalid rows here are raw; callers decide what an invalid row
+means for them (matrix unit: identity element; packer: zero; SFPU: undefined).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .registers import config_field, thread_config_field
+from .state import DST_MASK
+
+LO_OFFSET = 8          # DstBits row of a Dst32b cell's low half, relative to its high half
+HALF_ROWS = 512        # DstBits rows per Dst half
+
+_STATE_ID = thread_config_field("CFG_STATE_ID_StateID")
+_ACCESS = config_field("DEST_ACCESS_CFG_remap_addrs")
+_REMAP = _ACCESS.mask
+_SWIZZLE = config_field("DEST_ACCESS_CFG_swizzle_32b").mask
+_ZEROACC_ABS = config_field("DEST_ACCESS_CFG_zeroacc_absolute_tile_mode").mask
+_ALU_ACC = config_field("ALU_ACC_CTRL_Fp32_enabled")
+_FP32_OR_INT8 = _ALU_ACC.mask | config_field("ALU_ACC_CTRL_INT8_math_enabled").mask
+assert config_field("ALU_ACC_CTRL_INT8_math_enabled").index == _ALU_ACC.index
+for _name in ("DEST_ACCESS_CFG_swizzle_32b", "DEST_ACCESS_CFG_zeroacc_absolute_tile_mode"):
+    assert config_field(_name).index == _ACCESS.index
+
+
+def adj16(r, remap: bool):
+    """Adj16 of Dst.md: with remap_addrs, bits 5:3 of the row are permuted within each 64-row block."""
+    if remap:
+        r = (r & 0x3C7) ^ ((r & 0x030) >> 1) ^ ((r & 0x008) << 2)
+    return r
+
+
+def adj32(r, remap: bool, swizzle: bool):
+    """Adj32 of Dst.md: the DstBits row holding the high half of Dst32b row ``r`` (low half is +8)."""
+    r = adj16(r, remap)
+    if swizzle:
+        r = (r & 0x3F3) ^ ((r & 0x018) >> 1) ^ ((r & 0x004) << 1)
+    return ((r & 0x1F8) << 1) | (r & 0x207)
+
+
+def config_word(m, t: int, index: int) -> int:
+    """Config word ``index`` as thread t sees it (through its CFG_STATE_ID)."""
+    return m.s.config[_STATE_ID.get(m.s.thread_config[t][_STATE_ID.index])][index]
+
+
+def uses_dst32b(m, t: int) -> bool:
+    """Config ALU_ACC_CTRL_Fp32_enabled or INT8_math_enabled: instructions that follow it use Dst32b."""
+    return bool(config_word(m, t, _ALU_ACC.index) & _FP32_OR_INT8)
+
+
+def zeroacc_absolute(m, t: int) -> bool:
+    """Config DEST_ACCESS_CFG_zeroacc_absolute_tile_mode (Blackhole, blackhole-deltas #11)."""
+    return bool(config_word(m, t, _ACCESS.index) & _ZEROACC_ABS)
+
+
+class DstView:
+    """Dst as one instruction of thread t addresses it: Adj16 / Adj32 under that thread's configuration."""
+
+    __slots__ = ("bits", "valid", "remap", "swizzle")
+
+    def __init__(self, m, t: int):
+        word = config_word(m, t, _ACCESS.index)
+        self.bits = m.s.dest.bits
+        self.valid = m.s.dest.valid
+        self.remap = bool(word & _REMAP)
+        self.swizzle = bool(word & _SWIZZLE)
+
+    # --- addressing ---
+    def row16(self, r):
+        """DstBits row of Dst16b row ``r`` (wrapped to 10 bits)."""
+        return adj16(r & DST_MASK, self.remap)
+
+    def row32(self, r):
+        """DstBits row of the high half of Dst32b row ``r`` (wrapped to 10 bits)."""
+        return adj32(r & DST_MASK, self.remap, self.swizzle)
+
+    # --- Dst16b ---
+    def read16(self, r) -> np.ndarray:
+        return self.bits[self.row16(r)]
+
+    def valid16(self, r):
+        return self.valid[self.row16(r)]
+
+    def write16(self, r, values) -> None:
+        """Write whole row(s) and mark them valid."""
+        p = self.row16(r)
+        self.bits[p] = values
+        self.valid[p] = True
+
+    # --- Dst32b ---
+    def read32(self, r) -> np.ndarray:
+        p = self.row32(r)
+        return (self.bits[p].astype(np.uint32) << 16) | self.bits[p + LO_OFFSET]
+
+    def valid32(self, r):
+        return self.valid[self.row32(r)]
+
+    def write32(self, r, values) -> None:
+        """Write whole row(s) of 32-bit cells and mark them valid (the high-half row's bit)."""
+        p = self.row32(r)
+        values = np.asarray(values, dtype=np.uint32)
+        self.bits[p] = values >> 16
+        self.bits[p + LO_OFFSET] = values & 0xFFFF
+        self.valid[p] = True
+
+    # --- matrix-unit reads: an invalid row reads as the identity element (ZEROACC.md) ---
+    def read16_or(self, r, identity: int = 0) -> np.ndarray:
+        p = self.row16(r)
+        return np.where(self.valid[p][..., None], self.bits[p], np.uint16(identity))
+
+    def read32_or(self, r, identity: int = 0) -> np.ndarray:
+        p = self.row32(r)
+        cells = (self.bits[p].astype(np.uint32) << 16) | self.bits[p + LO_OFFSET]
+        return np.where(self.valid[p][..., None], cells, np.uint32(identity))
