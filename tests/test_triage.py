@@ -1,0 +1,126 @@
+"""Divergence signatures, grouping by signature, known-divergence matching."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from golden import isa
+from hwbridge.base import OK, Result
+from hwbridge.golden_backend import GoldenBackend
+from planted_bug import SECTION, planted_addrmod_bug, planted_golden
+from tensix_diff.case import Case, Init
+from tensix_diff.triage import (Divergence, Signature, classify, group, load_known, no_longer_reproducing,
+                                same_divergence, triage_report)
+
+AB = 12
+
+
+def asm(*lines: str) -> list[int]:
+    return [isa.assemble_line(x) for x in lines]
+
+
+def device_result(case: Case, edit=None) -> Result:
+    """Golden's dump of ``case`` labelled as a device result, optionally edited (a fake device bug)."""
+    r = GoldenBackend().run(case)
+    state = copy.deepcopy(r.state)
+    if edit:
+        edit(state)
+    return Result(OK, state, provenance={"device": "test-fixture"})
+
+
+def sig_of(case: Case, model: Result, edit=None) -> Signature | None:
+    return classify(case, device_result(case, edit), model)[1]
+
+
+@pytest.fixture
+def planted():
+    with planted_addrmod_bug():
+        yield planted_golden()
+
+
+def test_the_planted_addrmod_bug_has_one_signature_across_cases(planted):
+    a = Case("a", "", {0: asm(f"ZEROACC clear_mode=0 addr_mode={SECTION} where=3")},
+             Init(thread_config={0: {AB + SECTION: 0x0100}}))
+    b = Case("b", "", {1: asm("INCRWC rwc_cr=0 rwc_d=1 rwc_b=2 rwc_a=3",
+                              f"ZEROACC clear_mode=0 addr_mode={SECTION} where=9", "ZEROACC clear_mode=0 addr_mode=0 where=1")},
+             Init(thread_config={1: {AB + SECTION: 0x0700}}))
+    cr = Case("cr", "", {0: asm(f"ZEROACC clear_mode=0 addr_mode={SECTION} where=3")},
+              Init(thread_config={0: {AB + SECTION: 0x4100}}))     # SrcBCR: the checkpoint goes wrong too
+    sa, sb, scr = (sig_of(c, planted.run(c)) for c in (a, b, cr))
+    assert sa == sb == Signature(("rwc.srcb",), "MATH")
+    assert str(scr) == "rwc.srcb+rwc.srcb_cr @MATH"
+    assert same_divergence(scr, sa) and not same_divergence(scr, sa, strict=True)
+    assert sig_of(a, GoldenBackend().run(a)) is None
+
+
+def test_the_instruction_class_is_the_unit_that_last_wrote_the_field():
+    case = Case("gpr", "", {0: asm("SETDMAREG payload_sigselsize=0 payload_sigsel=7 setsignalsmode=0 regindex16b=10")})
+    model = GoldenBackend().run(case)
+
+    def flip(reg):
+        def edit(state):
+            state["gpr"]["0"][reg] ^= 1
+        return edit
+
+    assert str(sig_of(case, model, flip(5))) == "gpr @THCON"      # SETDMAREG (THCON) wrote r5's low half
+    assert str(sig_of(case, model, flip(9))) == "gpr @THCON"      # same field: gpr, whichever register
+    other = Case("untouched", "", {0: asm("ZEROACC clear_mode=0 addr_mode=0 where=0")})
+    assert str(sig_of(other, GoldenBackend().run(other), flip(9))) == "gpr @?"   # no instruction wrote it
+
+
+def test_a_status_divergence_has_its_own_signature():
+    case = Case("hangs", "", {0: asm("ZEROACC clear_mode=0 addr_mode=0 where=0")})
+    verdict, sig = classify(case, device_result(case), Result("hang", message="no thread can proceed"))
+    assert verdict.outcome == "diverged" and str(sig) == "status.ok-hang @?"
+
+
+def test_signature_text_round_trips_and_orders_fields_by_propagation():
+    s = Signature(("rwc.dst", "dest.bits"), "MATH")
+    assert Signature.parse(str(s)) == s
+    with pytest.raises(ValueError):
+        Signature.parse("no-unit")
+    assert not same_divergence(s, Signature(("dest.bits",), "MATH"))           # primary field lost
+    assert not same_divergence(s, Signature(("rwc.dst", "l1"), "MATH"))         # a field it never showed
+    assert not same_divergence(s, Signature(("rwc.dst",), "SFPU"))              # another instruction class
+    assert same_divergence(s, Signature(("rwc.dst",), "MATH"))
+
+
+def _div(name: str, n: int, sig: str) -> Divergence:
+    return Divergence(Case(name, "", {0: asm(*["ZEROACC clear_mode=0 addr_mode=0 where=0"] * n)}), Signature.parse(sig))
+
+
+def test_grouping_counts_signatures_and_keeps_the_smallest_example(tmp_path):
+    divs = [_div("c1", 9, "rwc.srcb @MATH"), _div("c2", 3, "rwc.srcb @MATH"), _div("c3", 5, "gpr @THCON"),
+            _div("c4", 4, "rwc.srcb @MATH")]
+    groups = group(divs)
+    assert [(str(g.signature), g.count, g.smallest.case.name) for g in groups] == [
+        ("rwc.srcb @MATH", 3, "c2"), ("gpr @THCON", 1, "c3")]
+    assert groups[0].line().startswith("    3 x rwc.srcb @MATH  smallest: c2 (3 instructions)")
+
+
+def test_known_divergences_match_by_signature_and_stale_ones_are_reported(tmp_path):
+    known = tmp_path / "known.yaml"
+    known.write_text(
+        "- signature: 'gpr @*'\n  reason: ttsim does not model X\n  case: scalar-x\n"
+        "- signature: 'rwc.fidelity @MATH'\n  reason: fidelity phase wrap\n  case: fidelity-wrap\n  backend: hw\n")
+    entries = load_known(known)
+    divs = [_div("c1", 2, "rwc.srcb @MATH"), _div("c3", 5, "gpr @THCON")]
+    rep = triage_report(divs, seen={"scalar-x": Signature.parse("gpr @THCON"), "fidelity-wrap": None},
+                        backend="hw", known_path=known)
+    assert rep["new"] == 1
+    by_sig = {g["signature"]: g for g in rep["groups"]}
+    assert by_sig["gpr @THCON"]["known"] == "ttsim does not model X" and by_sig["rwc.srcb @MATH"]["known"] is None
+    assert [k["case"] for k in rep["stale_known"]] == ["fidelity-wrap"]
+    assert any("KNOWN (xfail): ttsim does not model X" in line for line in rep["lines"])
+    assert any(line.startswith("known divergence no longer reproduces: rwc.fidelity @MATH") for line in rep["lines"])
+    # an entry for another backend neither matches nor goes stale
+    assert no_longer_reproducing(entries, {"fidelity-wrap": None}, backend="replay") == []
+
+
+def test_a_malformed_known_divergences_file_is_one_clear_error(tmp_path):
+    bad = tmp_path / "known.yaml"
+    bad.write_text("- signature: 'gpr @*'\n")
+    with pytest.raises(ValueError, match="entry 0 needs 'signature' and 'reason'"):
+        load_known(bad)
+    assert load_known(tmp_path / "absent.yaml") == []
