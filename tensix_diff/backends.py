@@ -30,7 +30,9 @@ def get_backend(name: str, *, store=None, recordings: str | Path | None = None, 
         try:
             from hwbridge.hw import HwBackend
         except ModuleNotFoundError as e:
-            if e.name and ("hwbridge.hw".startswith(e.name) or e.name.startswith("tt_") or "exalens" in e.name):
+            if e.name == "hwbridge.hw":
+                raise BackendUnavailable("hw backend unavailable: hwbridge.hw is not in this tree") from None
+            if e.name and (e.name.startswith("tt_") or "exalens" in e.name or "umd" in e.name):
                 raise BackendUnavailable(f"hw backend unavailable: cannot import {e.name}"
                                          " (install the .[hw] extra)") from None
             raise

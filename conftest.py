@@ -1,0 +1,237 @@
+"""The tensix-diff pytest plugin (contract: Commands).
+
+Options: ``--backend=golden|replay|hw`` (default replay), ``--record-mode=none|new|all`` (hw only),
+``--simulator=PATH`` (hw on a libttsim.so), ``--recordings=DIR`` (replay store), ``--strict-recordings``.
+Fixtures: ``backend`` (the selected Backend), ``golden_backend``, ``check_case`` (a function: run golden and
+the selected backend on a case and fail with a readable report unless they agree bit for bit).
+Curated cases ``tests/corpus/**/*.yaml`` are collected as tests named by case name. Hypothesis profiles:
+``ci`` (default; derandomized so the replay backend meets the same cases every run), ``dev``, ``thorough``,
+``hw``; choose with ``--hypothesis-profile`` or ``HYPOTHESIS_PROFILE``. The run ends with one summary line.
+"""
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from tensix_diff.backends import BACKENDS, BackendUnavailable, get_backend
+from tensix_diff.case import CASE_SUFFIXES, Case, CaseError, load_case
+from tensix_diff.compare import DEVICE_FAILED, DIVERGED, MATCHED, NothingCompared, Verdict, judge
+from tensix_diff.store import RECORD_MODES, Store, StoreError
+
+# --- Hypothesis profiles -------------------------------------------------------------------------------
+_QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large]
+settings.register_profile("ci", derandomize=True, database=None, deadline=None, max_examples=50,
+                          suppress_health_check=_QUIET, print_blob=True)
+settings.register_profile("dev", deadline=None, max_examples=200, suppress_health_check=_QUIET)
+settings.register_profile("thorough", deadline=None, max_examples=2000, suppress_health_check=_QUIET)
+settings.register_profile("hw", derandomize=True, database=None, deadline=None, max_examples=20,
+                          suppress_health_check=_QUIET, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+SUMMARY_KEY = "tensix_diff_summary"
+COUNTS = ("compared", "matched", "diverged", "missing", "stale", "uncompared", "device-failed", "ran")
+
+
+def pytest_addoption(parser):
+    g = parser.getgroup("tensix-diff")
+    g.addoption("--backend", choices=BACKENDS, default="replay",
+                help="backend the differential tests compare with golden (default: replay)")
+    g.addoption("--record-mode", choices=RECORD_MODES, default="none",
+                help="hw only: write what the device returned into the replay store (none|new|all)")
+    g.addoption("--simulator", metavar="PATH", default=None, help="hw backend: a libttsim.so instead of a card")
+    g.addoption("--recordings", metavar="DIR", default=None,
+                help="replay store directory (default: $TENSIX_DIFF_RECORDINGS or <repo>/recordings)")
+    g.addoption("--strict-recordings", action="store_true",
+                help="a missing or stale recording fails instead of being counted and skipped")
+
+
+class TensixDiffPlugin:
+    """Per-process state: the selected backend (built on first use) and the outcome counters."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.backend_name: str = config.getoption("backend")
+        self.record_mode: str = config.getoption("record_mode")
+        self.simulator: str | None = config.getoption("simulator")
+        rec = config.getoption("recordings")
+        self.store = Store(Path(rec) if rec else None)
+        self.strict = config.getoption("strict_recordings")
+        self.counts: Counter = Counter()
+        self._backend = None
+        self._golden = None
+        self._unavailable: str | None = None
+
+    # --- backends ---
+    def golden(self):
+        if self._golden is None:
+            self._golden = get_backend("golden")
+        return self._golden
+
+    def backend(self):
+        """The selected backend; skips the calling test with a reason when the device is not configured."""
+        if self._unavailable is not None:
+            pytest.skip(self._unavailable)
+        if self._backend is None:
+            try:
+                if self.backend_name == "replay":
+                    self._backend = get_backend("replay", store=self.store)
+                elif self.backend_name == "hw":
+                    self._backend = get_backend("hw", simulator=self.simulator)
+                else:
+                    self._backend = get_backend(self.backend_name)
+            except BackendUnavailable as e:
+                self._unavailable = f"no device configured: {e}"
+                pytest.skip(self._unavailable)
+            except Exception as e:
+                if self.simulator is not None:   # configured, but broken: that is a failure, not a skip
+                    raise
+                self._unavailable = (f"no card found and no --simulator given ({type(e).__name__}: {e})"
+                                     .splitlines()[0])
+                pytest.skip(self._unavailable)
+        return self._backend
+
+    # --- the differential check ---
+    def check(self, case: Case) -> Verdict:
+        backend = self.backend()
+        expected = self.golden().run(case)
+        if self.backend_name == "golden":
+            self.counts["ran"] += 1
+            return Verdict("ran", f"golden: {expected.status}")
+        try:
+            actual = backend.run(case)
+        except StoreError as e:
+            pytest.fail(str(e), pytrace=False)
+        if self.backend_name == "hw" and self.record_mode != "none":
+            self.store.record(case, actual, self.record_mode)
+        try:
+            verdict = judge(expected, actual, ("golden", self.backend_name))
+        except NothingCompared as e:
+            verdict = Verdict("uncompared", str(e))
+        self.counts[verdict.outcome] += 1
+        if verdict.outcome in (MATCHED, DIVERGED):
+            self.counts["compared"] += 1
+        if verdict.outcome == DIVERGED:
+            pytest.fail(f"case {case.name} ({case.source}): golden and {self.backend_name} disagree\n"
+                        + verdict.report(), pytrace=False)
+        if verdict.outcome == DEVICE_FAILED:
+            pytest.fail(f"case {case.name}: {verdict.message}", pytrace=False)
+        if verdict.outcome in ("missing", "stale") and self.strict:
+            pytest.fail(f"case {case.name}: {verdict.message}", pytrace=False)
+        return verdict
+
+    # --- hooks ---
+    def pytest_sessionfinish(self, session):
+        workeroutput = getattr(session.config, "workeroutput", None)
+        if workeroutput is not None:   # an xdist worker: hand the counts to the controller
+            workeroutput[SUMMARY_KEY] = dict(self.counts)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error):
+        self.counts.update(getattr(node, "workeroutput", {}).get(SUMMARY_KEY, {}))
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if hasattr(self.config, "workerinput") or not self.counts:
+            return
+        c = self.counts
+        if self.backend_name == "golden":
+            line = f"tensix-diff (golden only): {c['ran']} cases run on golden, none compared"
+        else:
+            line = (f"tensix-diff (golden vs {self.backend_name}): {c['compared']} cases compared,"
+                    f" {c['matched']} matched, {c['diverged']} diverged, {c['missing']} missing recordings,"
+                    f" {c['stale']} stale")
+            extra = [f"{c[k]} {k}" for k in ("uncompared", "device-failed") if c[k]]
+            line += (", " + ", ".join(extra)) if extra else ""
+        terminalreporter.write_line(line)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "hw: needs a card or simulator (runs only with --backend=hw)")
+    if config.getoption("record_mode") != "none" and config.getoption("backend") != "hw":
+        raise pytest.UsageError("--record-mode records what a device returned: it needs --backend=hw")
+    if config.getoption("simulator") and config.getoption("backend") != "hw":
+        raise pytest.UsageError("--simulator is for the hw backend: add --backend=hw")
+    config.pluginmanager.register(TensixDiffPlugin(config), "tensix_diff")
+
+
+def _plugin(config: pytest.Config) -> TensixDiffPlugin:
+    return config.pluginmanager.get_plugin("tensix_diff")
+
+
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("hw") is not None:
+        p = _plugin(item.config)
+        if p.backend_name != "hw":
+            pytest.skip("needs a card or simulator: run with --backend=hw [--simulator=PATH]")
+        p.backend()
+
+
+@pytest.fixture(scope="session")
+def backend(request):
+    """The Backend selected with --backend (skips when it needs a device that is not configured)."""
+    return _plugin(request.config).backend()
+
+
+@pytest.fixture(scope="session")
+def golden_backend(request):
+    return _plugin(request.config).golden()
+
+
+@pytest.fixture(scope="session")
+def check_case(request):
+    """``check_case(case) -> Verdict``: golden and the selected backend must agree bit for bit (else the test
+    fails with the comparison report). Missing or stale recordings and cases golden cannot model are
+    counted in the closing summary; outside Hypothesis they skip the test with the reason."""
+    plugin = _plugin(request.config)
+
+    def check(case: Case) -> Verdict:
+        from hypothesis.control import currently_in_test_context
+        verdict = plugin.check(case)
+        if verdict.outcome in ("missing", "stale", "uncompared") and not currently_in_test_context():
+            pytest.skip(f"{case.name}: {verdict.message}")
+        return verdict
+
+    return check
+
+
+# --- curated cases: tests/corpus/**/*.yaml, one test per case, named by case name ------------------------
+
+def pytest_collect_file(file_path: Path, parent):
+    if file_path.suffix in CASE_SUFFIXES and "corpus" in file_path.parts:
+        return CaseFile.from_parent(parent, path=file_path)
+    return None
+
+
+class CaseFile(pytest.File):
+    def collect(self):
+        try:
+            case = load_case(self.path)
+        except CaseError as e:
+            raise self.CollectError(str(e)) from None
+        yield CaseItem.from_parent(self, name=case.name, case=case)
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, case: Case, **kw):
+        super().__init__(**kw)
+        self.case = case
+        for tag in case.tags:
+            if tag == "hw":
+                self.add_marker(pytest.mark.hw)
+
+    def runtest(self):
+        plugin = _plugin(self.config)
+        verdict = plugin.check(self.case)
+        if verdict.outcome in ("missing", "stale", "uncompared"):
+            pytest.skip(f"{verdict.outcome}: {verdict.message}")
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, (StoreError, CaseError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, None, f"case {self.case.name}"

@@ -1,0 +1,138 @@
+"""`tensix-diff run CASE... [--backend B] [--against A] [--dump OUT.json]`: run cases and compare two backends.
+
+By default the backend under test (``--backend``, default replay) is compared with golden (``--against``);
+when both name the same backend the cases are only run. Exit status (contract): 0 every case matched,
+1 a divergence, 2 bad input (including a case that could not be compared: missing or stale recording,
+golden cannot model it), 3 the device or simulator failed. The worst outcome wins: 3, then 1, then 2.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from hwbridge.base import DEVICE_ERROR, MISSING, OK, STALE, Result
+
+from .backends import BACKENDS, BackendUnavailable, get_backend
+from .case import Case, load_cases
+from .compare import DEVICE_FAILED, DIVERGED, MATCHED, NothingCompared, Verdict, judge
+from .store import ENV_ROOT, StoreError
+
+EXIT_OK, EXIT_DIVERGED, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 3
+SOLO_FINE = (OK, "hang")   # a single backend's outcomes that are answers, not failures to answer
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("run", help="run case files (or directories of them) and compare two backends")
+    p.add_argument("cases", nargs="+", metavar="CASE", help="case YAML files or directories")
+    p.add_argument("--backend", default="replay", choices=BACKENDS, help="backend under test (default: replay)")
+    p.add_argument("--against", default="golden", choices=BACKENDS,
+                   help="reference backend (default: golden); the same as --backend only runs the cases")
+    p.add_argument("--dump", metavar="OUT.json", help="write the observed state of the first case (contract dump)")
+    p.add_argument("--recordings", metavar="DIR", help=f"replay store directory (default: ${ENV_ROOT} or ./recordings"
+                   " of the repository)")
+    p.add_argument("--simulator", metavar="PATH", help="hw backend: run on this libttsim.so instead of a card")
+    p.add_argument("--limit", type=int, default=20, metavar="N", help="differences listed per divergent case")
+    p.add_argument("-q", "--quiet", action="store_true", help="only divergences and the summary line")
+    p.set_defaults(func=run)
+
+
+class _Fail(Exception):
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def _make(name: str, args) -> object:
+    try:
+        return get_backend(name, recordings=args.recordings, **({"simulator": args.simulator} if name == "hw" else {}))
+    except BackendUnavailable as e:
+        raise _Fail(EXIT_USAGE, str(e)) from None
+    except Exception as e:  # the device or simulator could not be brought up
+        raise _Fail(EXIT_DEVICE, f"{name} backend failed to start: {type(e).__name__}: {e}") from None
+
+
+def _run_one(backend, case: Case) -> Result:
+    try:
+        return backend.run(case)
+    except StoreError as e:
+        raise _Fail(EXIT_USAGE, str(e)) from None
+    except Exception as e:
+        if getattr(backend, "name", "") != "hw":
+            raise
+        return Result(DEVICE_ERROR, message=f"{type(e).__name__}: {e}")
+
+
+def _solo_verdict(r: Result) -> Verdict:
+    if r.status == DEVICE_ERROR:
+        return Verdict(DEVICE_FAILED, f"device-error: {r.message}")
+    if r.status in (MISSING, STALE):
+        return Verdict(r.status, f"{r.status}: {r.message}")
+    return Verdict("ran" if r.status in SOLO_FINE else "uncompared", f"{r.status}{': ' + r.message if r.message else ''}")
+
+
+def _exit_code(outcomes: Counter) -> int:
+    if outcomes[DEVICE_FAILED]:
+        return EXIT_DEVICE
+    if outcomes[DIVERGED]:
+        return EXIT_DIVERGED
+    if set(outcomes) - {MATCHED, "ran"}:
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def write_dump(path: str, state: dict) -> None:
+    """The contract's state dump as JSON, one Dest row per line."""
+    parts = []
+    for key, value in state.items():
+        if key == "dest":
+            rows = ",\n  ".join(json.dumps(list(r)) for r in value)
+            parts.append(f'"dest": [\n  {rows}]')
+        else:
+            parts.append(f"{json.dumps(key)}: {json.dumps(value, separators=(',', ':'))}")
+    Path(path).write_text("{" + ",\n".join(parts) + "}\n")
+
+
+def run(args) -> int:
+    try:
+        return _run(args)
+    except _Fail as f:
+        print(f"tensix-diff: error: {f}", file=sys.stderr)
+        return f.code
+
+
+def _run(args) -> int:
+    cases = load_cases(args.cases)
+    if not cases:
+        raise _Fail(EXIT_USAGE, f"no case files in {' '.join(args.cases)}")
+    solo = args.backend == args.against
+    test = _make(args.backend, args)
+    ref = None if solo else _make(args.against, args)
+    outcomes: Counter = Counter()
+    dumped = args.dump is None
+    for case in cases:
+        actual = _run_one(test, case)
+        if solo:
+            verdict = _solo_verdict(actual)
+        else:
+            expected = _run_one(ref, case)
+            try:
+                verdict = judge(expected, actual, (args.against, args.backend))
+            except NothingCompared as e:
+                verdict = Verdict("uncompared", str(e))
+        if not dumped:
+            if actual.state is None:
+                raise _Fail(EXIT_USAGE, f"--dump: {args.backend} observed no state for {case.name}: {verdict.message}")
+            write_dump(args.dump, actual.state)
+            dumped = True
+        outcomes[verdict.outcome] += 1
+        if not args.quiet or verdict.outcome not in (MATCHED, "ran"):
+            label = {MATCHED: "ok", "ran": "ok", DIVERGED: "FAIL"}.get(verdict.outcome, verdict.outcome.upper())
+            body = verdict.report(args.limit).splitlines() if verdict.comparison is not None else [verdict.message]
+            print(f"{label} {case.name}: {body[0]}")
+            for line in body[1:]:
+                print(f"    {line}")
+    pair = args.backend if solo else f"{args.backend} vs {args.against}"
+    print(f"{len(cases)} cases ({pair}): " + ", ".join(f"{n} {k}" for k, n in sorted(outcomes.items())))
+    return _exit_code(outcomes)
