@@ -344,7 +344,7 @@ def add_parser(sub) -> None:
     p.add_argument("--strict", action="store_true", help="require the very same signature (default: the same "
                    "primary field and instruction class, downstream symptoms may go)")
     p.add_argument("--simulator", metavar="PATH", help="hw backend: a libttsim.so instead of a card")
-    p.add_argument("--store", metavar="DIR", help="replay store the replay backend reads (default: the project's)")
+    p.add_argument("--recordings", metavar="DIR", help="replay store the replay backend reads (default: the project's)")
     p.add_argument("--record-into", metavar="DIR", help="put the minimal case's recording into this replay store "
                    "(default: a store directory MIN.recordings beside the output)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
@@ -352,11 +352,23 @@ def add_parser(sub) -> None:
 
 
 def _backend(name: str, args):
-    from tensix_diff.backends import get_backend
-    opts = {"simulator": args.simulator} if name == "hw" and args.simulator else {}
-    if name == "replay" and args.store:
-        opts["store"] = args.store
-    return get_backend(name, **opts)
+    """The named backend's run callable; a device that raises gives a device-error Result, not a traceback."""
+    from tensix_diff.backends import BackendUnavailable, get_backend
+    from tensix_diff.cli import UsageError
+    try:
+        backend = get_backend(name, recordings=args.recordings,
+                              **({"simulator": args.simulator} if name == "hw" and args.simulator else {}))
+    except BackendUnavailable as e:
+        raise UsageError(str(e)) from None
+    if name != "hw":
+        return backend.run
+
+    def guarded(case: Case) -> Result:
+        try:
+            return backend.run(case)
+        except Exception as e:  # the device or simulator failed mid-run
+            return Result("device-error", message=f"{type(e).__name__}: {e}")
+    return guarded
 
 
 def run(args) -> int:
@@ -364,11 +376,23 @@ def run(args) -> int:
     from tensix_diff.cli import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, UsageError
     if args.max_runs < 1:
         raise UsageError("minimize: --max-runs must be at least 1")
+    from tensix_diff.store import StoreError
     case = load_case(args.case)
-    device, against = _backend(args.backend, args), _backend(args.against, args)
+    try:
+        device, against = _backend(args.backend, args), _backend(args.against, args)
+    except UsageError:
+        raise
+    except Exception as e:  # the device or simulator could not be brought up
+        print(f"tensix-diff: minimize: {args.backend} backend failed to start: {type(e).__name__}: {e}",
+              file=sys.stderr)
+        return EXIT_DEVICE
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
-    rep = Minimizer(device.run, against.run, max_runs=args.max_runs, nop_pad=args.nop_pad, strict=args.strict,
-                    log=log).minimize(case)
+    try:
+        rep = Minimizer(device, against, max_runs=args.max_runs, nop_pad=args.nop_pad, strict=args.strict,
+                        log=log).minimize(case)
+    except StoreError as e:
+        print(f"tensix-diff: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
     print("\n".join(rep.lines()))
     if rep.status == "matched":
         return EXIT_OK

@@ -62,12 +62,13 @@ def planted_golden() -> GoldenBackend:
 
 
 class FixtureDevice:
-    """Unmodified golden standing in for a device; every run is counted and, given a store, recorded."""
+    """Unmodified golden (or the given model) standing in for a device; every run is counted and, given a
+    store, recorded."""
 
     name = "test-fixture"
 
-    def __init__(self, store=None):
-        self.golden = GoldenBackend()
+    def __init__(self, store=None, model: GoldenBackend | None = None):
+        self.golden = model or GoldenBackend()
         self.store = store
         self.runs = 0
 

@@ -136,3 +136,30 @@ def test_under_hw_a_failing_case_goes_to_the_minimiser(planted, tmp_path):
         check_or_minimize(case, device, planted, "hw", tmp_path)
     assert "instructions: 3 -> 1" in str(e.value)
     assert (tmp_path / "hw-fail-min.yaml").exists()
+
+
+def test_the_command_replays_a_recorded_minimisation_and_writes_the_bundle(planted, tmp_path, capsys):
+    from tensix_diff.cli import main
+    from tensix_diff.case import dump_case
+    from tensix_diff.store import Store
+    case = Case("cli-case", "", {0: asm(zeroacc(0, 1), "INCRWC rwc_cr=0 rwc_d=1 rwc_b=2 rwc_a=3", zeroacc(SECTION, 3),
+                                       zeroacc(1, 2))}, Init(thread_config={0: {AB + SECTION: 0x0D00}}))
+    path = tmp_path / "cli-case.yaml"
+    path.write_text(dump_case(case))
+    store = tmp_path / "recordings"
+    # a "device" whose AddrMod is the planted copy, recorded as it goes; golden (unmodified) is the model
+    device = FixtureDevice(Store(store), model=planted)
+    live = Minimizer(device.run, GoldenBackend().run).minimize(load_case(path))
+    out = tmp_path / "small.yaml"
+    code = main(["minimize", str(path), "--backend", "replay", "--recordings", str(store), "--out", str(out), "-q"])
+    text = capsys.readouterr().out
+    assert code == 1
+    assert f"minimize: minimised; {live.runs}/200 device runs" in text and "instructions: 4 -> 1" in text
+    small = load_case(out)
+    assert small.threads == live.case.threads and small.name == "cli-case-min"
+    assert ReplayBackend(root=tmp_path / "small.recordings").run(small).ok
+    # nothing recorded for an edited case: nothing to minimise, one line, exit 2
+    path.write_text(dump_case(Case("cli-case", "", {0: asm(zeroacc(1))})))
+    assert main(["minimize", str(path), "--backend", "replay", "--recordings", str(store), "-q"]) == 2
+    assert main(["minimize", str(path), "--backend", "golden", "-q"]) == 0      # golden against itself matches
+    assert main(["minimize", str(path), "--backend", "nosuch"]) == 2
