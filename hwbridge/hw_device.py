@@ -1,0 +1,101 @@
+"""One Tensix core opened through tt-exalens (a card, or ttsim): load a job, run it, read it back.
+
+Runs inside the worker process only. tt-exalens opens the device (the same call for silicon and a
+simulator); bulk reads and writes then go through the raw tt-umd device it wraps (about four times
+cheaper than tt-exalens's accessors), on NOC0 in translated coordinates. Under ttsim the host also
+advances the clock (libttsim_clock from the already-loaded library); silicon runs on its own.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import time
+from importlib import metadata
+
+from . import hw_map as M
+
+CLOCK_FIRST, CLOCK_MAX = 20_000, 400_000
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+class Device:
+    def __init__(self, simulator: str | None = None, core: tuple[int, int] | None = None):
+        import tt_umd
+        from ttexalens.tt_exalens_init import init_ttexalens
+
+        self.simulator = simulator
+        self.ctx = init_ttexalens(simulation_directory=simulator) if simulator else init_ttexalens()
+        self.dev = self.ctx.devices[min(self.ctx.device_ids)]
+        tt_umd.set_thread_noc_id(tt_umd.NocId.NOC0)
+        self.raw = self.dev._umd_device._UmdDevice__device      # the tt_umd.TTDevice tt-exalens wraps
+        soc = self.raw.get_soc_descriptor() if hasattr(self.raw, "get_soc_descriptor") else tt_umd.SocDescriptor(self.raw)
+        workers = soc.get_cores(tt_umd.CoreType.TENSIX, tt_umd.CoordSystem.NOC0)
+        noc0 = core or (workers[0].x, workers[0].y)
+        if all((c.x, c.y) != tuple(noc0) for c in workers):
+            raise ValueError(f"core {noc0} is not a Tensix core on this device")
+        coord = tt_umd.CoreCoord(noc0[0], noc0[1], tt_umd.CoreType.TENSIX, tt_umd.CoordSystem.NOC0)
+        tr = soc.translate_chip_coord_to_translated(coord)
+        self.noc0, self.xy = tuple(noc0), (tr.x, tr.y)
+        self.clock = None
+        if simulator:
+            lib = ctypes.CDLL(simulator, mode=os.RTLD_NOLOAD)   # the copy tt-umd already loaded
+            lib.libttsim_clock.argtypes = [ctypes.c_uint32]
+            self.clock = lib.libttsim_clock
+        self.hold()
+
+    def info(self) -> dict:
+        return {"tt_exalens": _version("tt-exalens"), "tt_umd": _version("tt-umd"),
+                "core_noc0": list(self.noc0), "core_translated": list(self.xy), "arch": str(self.raw.get_arch())}
+
+    # --- raw access ---
+    def write(self, addr: int, data: bytes) -> None:
+        self.raw.noc_write(self.xy[0], self.xy[1], addr, data)
+
+    def read(self, addr: int, size: int) -> bytes:
+        return bytes(self.raw.noc_read(self.xy[0], self.xy[1], addr, size))
+
+    def read32(self, addr: int) -> int:
+        return self.raw.noc_read32(self.xy[0], self.xy[1], addr)
+
+    def write32(self, addr: int, value: int) -> None:
+        self.raw.noc_write32(self.xy[0], self.xy[1], addr, value)
+
+    def hold(self) -> None:
+        """Every RISC of the core in reset."""
+        self.write32(M.SOFT_RESET_0, M.RESET_ALL)
+
+    # --- one job ---
+    def run(self, job: dict, timeout: float) -> tuple:
+        """("ok", [blobs], cycles) or ("timeout", message)."""
+        self.hold()
+        for addr, data in job["writes"]:
+            self.write(addr, data)
+        self.write32(M.SOFT_RESET_0, job["release"])
+        done = self._wait(job, timeout)
+        if done is not None:
+            return ("timeout", done)
+        blobs = [self.read(a, n) for a, n in job["reads"]]
+        self.hold()
+        return ("ok", blobs, self.cycles)
+
+    def _wait(self, job: dict, timeout: float) -> str | None:
+        addr, value = job["done_addr"], job["done_value"]
+        deadline = time.monotonic() + timeout
+        self.cycles, chunk = 0, CLOCK_FIRST
+        while True:
+            if self.clock is not None:
+                self.clock(chunk)
+                self.cycles += chunk
+                chunk = min(2 * chunk, CLOCK_MAX)
+            if self.read32(addr) == value:
+                return None
+            if self.clock is not None and self.cycles >= job["max_cycles"]:
+                return f"timeout: the case did not finish within {self.cycles} simulated cycles"
+            if time.monotonic() > deadline:
+                return f"timeout: the case did not finish within {timeout:g} s"

@@ -1,0 +1,296 @@
+"""Case -> the per-TRISC RISC-V programs and the host job that runs them on a Tensix core.
+
+Each TRISC t runs, from its reset PC: a reset prologue that puts everything the case can observe or
+depend on into golden's power-on state (GPRs, MOP config, ThreadConfig, Config, Dest, Src banks,
+semaphores, RWCs, ADCs) overlaid with the case's ``init``; a barrier so no thread starts the case
+before every prologue has drained; the case's Tensix words issued inline (``rotl(W, 2)``); a drain
+(a load of PC_BUF TENSIX_SYNC stalls until the thread's Tensix instructions finish); a copy of its
+GPRs into L1; a done flag. TRISC0 then collects Dest, the counters and Config into L1 and raises the
+all-done flag that the host polls. Everything lands in one block the host reads at once.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from golden import isa
+from golden.registers import thread_config_field
+from golden.state import COLS, DEST_ROWS, GPRS, L1_SIZE, SEMAPHORES, THREADS
+from tensix_diff.case import Case
+
+from . import hw_map as M
+from . import hw_rv32 as rv
+from .hw_platform import Platform
+
+MAX_CYCLES = 4_000_000
+
+
+class Refusal(Exception):
+    """The case cannot run on this platform through this harness (reason in the message)."""
+
+
+@dataclass
+class Job:
+    """What the device worker does for one case; plain data so it crosses the process boundary."""
+    name: str
+    writes: list[tuple[int, bytes]]
+    reads: list[tuple[int, int]]
+    release: int
+    done_addr: int = M.ALL_DONE
+    done_value: int = M.DONE_TOKEN
+    max_cycles: int = MAX_CYCLES
+    cfg_reads: dict[int, list[int]] = field(default_factory=dict)   # state -> indices, dump order
+    l1_regions: list[tuple[int, int]] = field(default_factory=list)
+    unobserved_config: list[str] = field(default_factory=list)
+
+
+def _t(name: str, **fields: int) -> int:
+    return isa.encode(name, fields)
+
+
+# --- checks -------------------------------------------------------------------------------------
+def check(case: Case, plat: Platform) -> None:
+    """Raise Refusal for what this platform or harness cannot do."""
+    if plat.refuse_isa_unsupported:
+        for t, words in case.threads.items():
+            for i, w in enumerate(words):
+                ins, _ = isa.decode(w)
+                if ins.ttsim_unsupported:
+                    raise Refusal(f"thread {t} instruction {i}: {ins.name} is not supported by {plat.name}")
+    for st, regs in case.init.config.items():
+        for idx in regs:
+            if idx not in plat.config_writable:
+                raise Refusal(f"init.config state {st} index {idx} cannot be written on {plat.name}")
+    for t, regs in case.init.thread_config.items():
+        for idx, v in regs.items():
+            if idx not in plat.thread_config_writable or v > 0xFFFF:
+                raise Refusal(f"init.thread_config thread {t} index {idx} value {v:#x} cannot be set on {plat.name}")
+    lo, hi = M.RESERVED
+    for addr, size in case.observed_l1() + [(a, len(d)) for a, d in case.init.l1]:
+        if addr < 0 or addr + size > L1_SIZE:
+            raise Refusal(f"L1 region [{addr:#x}, {addr + size:#x}) is outside L1")
+        if addr < hi and addr + size > lo:
+            raise Refusal(f"L1 region [{addr:#x}, {addr + size:#x}) overlaps the harness area [{lo:#x}, {hi:#x})")
+
+
+# --- prologue pieces ------------------------------------------------------------------------------
+def _drain(p: rv.Program) -> None:
+    p.li(rv.T6, M.PC_BUF_TENSIX_SYNC).emit(rv.lw(rv.T6, rv.T6, 0))
+
+
+def _store_words(p: rv.Program, base: int, values: list[tuple[int, int]]) -> None:
+    """sw values[i] = (offset, value) relative to base."""
+    p.li(rv.T0, base)
+    for off, v in values:
+        if v:
+            p.li(rv.T1, v).emit(rv.sw(rv.T1, rv.T0, off))
+        else:
+            p.emit(rv.sw(rv.ZERO, rv.T0, off))
+
+
+def _gprs(p: rv.Program, case: Case, t: int) -> None:
+    init = case.init.gpr.get(t, {})
+    _store_words(p, M.REGFILE_BASE, [(4 * i, init.get(i, 0)) for i in range(GPRS)])
+
+
+def _thread_config(p: rv.Program, case: Case, t: int, plat: Platform) -> None:
+    init = case.init.thread_config.get(t, {})
+    for idx in sorted(plat.thread_config_writable):
+        p.tensix(_t("SETC16", setc16_reg=idx, setc16_value=init.get(idx, 0)))
+
+
+def _config(p: rv.Program, case: Case, plat: Platform) -> None:
+    """Config state 0 by RISC stores; state 1 by WRCFG from GPR 63 with CFG_STATE_ID = 1."""
+    writable = sorted(plat.config_writable)
+    init0 = case.init.config.get(0, {})
+    _store_words(p, M.CFG_BASE, [(4 * i, init0.get(i, 0)) for i in writable])
+    init1 = case.init.config.get(1, {})
+    state_id = thread_config_field("CFG_STATE_ID_StateID")
+    p.li(rv.T0, M.REGFILE_BASE).emit(rv.sw(rv.ZERO, rv.T0, 4 * 63))
+    p.tensix(_t("SETC16", setc16_reg=state_id.index, setc16_value=state_id.put(0, 1)))
+    for idx in writable:
+        if not init1.get(idx, 0):
+            p.tensix(_t("WRCFG", gpraddress=63, wr128b=0, cfgreg=idx))
+    for idx in writable:
+        if init1.get(idx, 0):
+            _drain(p)
+            p.li(rv.T1, init1[idx]).emit(rv.sw(rv.T1, rv.T0, 4 * 63))
+            p.tensix(_t("WRCFG", gpraddress=63, wr128b=0, cfgreg=idx))
+    tc0 = case.init.thread_config.get(0, {}).get(state_id.index, 0)
+    p.tensix(_t("SETC16", setc16_reg=state_id.index, setc16_value=tc0))
+    _drain(p)
+
+
+def _dest_lanes(rows: dict[int, list[int]], group: int, odd: int) -> list[int]:
+    """The 32 SFPU lane values one SFPSTORE writes: rows 4g..4g+3, even (odd=0) or odd columns."""
+    out = []
+    for lane in range(32):
+        row, col = 4 * group + lane // 8, 2 * (lane & 7) + odd
+        out.append(rows.get(row, [0] * COLS)[col])
+    return out
+
+
+def _dest(p: rv.Program, case: Case) -> None:
+    """Write every Dest cell (zero or the case's init) with SFPSTORE raw-16-bit stores; rows end valid.
+
+    SFPSTORE (instr_mod0 6) at Dest address 4g (+2) writes rows 4g..4g+3, even (odd) columns, lane
+    ``8 * (row - 4g) + col // 2``. Lanes get distinct values by enabling one lane at a time:
+    LReg1 = LReg15 (2 * lane) - 2k, lane flags = (LReg1 == 0), then SFPLOADI."""
+    rows = {r: list(v) for r, v in case.init.dest}
+    p.tensix(_t("SFPENCC", imm12_math=3, instr_mod1=10))               # lanes enabled, all flags set
+    for r in range(8):
+        p.tensix(_t("SFPLOADI", lreg_ind=r, instr_mod0=2, imm16=0))
+    for g in range(DEST_ROWS // 4):
+        for odd in (0, 1):
+            addr = 4 * g + 2 * odd
+            lanes = _dest_lanes(rows, g, odd) if any(4 * g + i in rows for i in range(4)) else None
+            if not lanes or not any(lanes):
+                p.tensix(_t("SFPSTORE", lreg_ind=7, instr_mod0=6, dest_reg_addr=addr))
+                continue
+            common = Counter(lanes).most_common(1)[0][0]
+            p.tensix(_t("SFPLOADI", lreg_ind=0, instr_mod0=2, imm16=common))
+            for k, v in enumerate(lanes):
+                if v == common:
+                    continue
+                p.tensix(_t("SFPIADD", imm12_math=(-2 * k) & 0xFFF, lreg_c=15, lreg_dest=1, instr_mod1=5))
+                p.tensix(_t("SFPSETCC", lreg_c=1, instr_mod1=6))
+                p.tensix(_t("SFPLOADI", lreg_ind=0, instr_mod0=2, imm16=v))
+                p.tensix(_t("SFPENCC", instr_mod1=0))
+            p.tensix(_t("SFPSTORE", lreg_ind=0, instr_mod0=6, dest_reg_addr=addr))
+    for r in range(2):
+        p.tensix(_t("SFPLOADI", lreg_ind=r, instr_mod0=2, imm16=0))
+
+
+def _shared_state(p: rv.Program) -> None:
+    """Src banks zeroed, semaphores at (0, max 0), MOP config cleared."""
+    p.tensix(_t("ZEROSRC", zero_val=0, write_mode=0, bank_mask=1, src_mask=3))
+    for s in range(SEMAPHORES):
+        p.tensix(_t("SEMINIT", max_value=0, init_value=0, sem_sel=1 << s))
+
+
+def _counters(p: rv.Program) -> None:
+    p.tensix(_t("SETRWC", clear_ab_vld=0, rwc_cr=0, rwc_d=0, rwc_b=0, rwc_a=0, bitmask=15))
+    p.tensix(_t("SETADCXY", cntsetmask=7, bitmask=15))
+    p.tensix(_t("SETADCZW", cntsetmask=7, bitmask=15))
+
+
+def _wait_flags(p: rv.Program, base: int, threads: range, label: str, value: int = 1) -> None:
+    p.li(rv.T0, base).li(rv.T2, value).label(label)
+    for u in threads:
+        p.emit(rv.lw(rv.T1, rv.T0, 4 * u)).branch("bne", rv.T1, rv.T2, label)
+
+
+# --- epilogue pieces ------------------------------------------------------------------------------
+def _copy_gprs(p: rv.Program, t: int) -> None:
+    p.li(rv.T0, M.REGFILE_BASE).li(rv.T2, M.GPR_DUMP + 4 * GPRS * t)
+    for i in range(GPRS):
+        p.emit(rv.lw(rv.T1, rv.T0, 4 * i), rv.sw(rv.T1, rv.T2, 4 * i))
+
+
+def _collect_dbus(p: rv.Program, plat: Platform) -> None:
+    p.li(rv.S0, M.DEBUG_REGS).li(rv.T2, M.DBUS_DUMP)
+    for k, (daisy, sig, rd) in enumerate(plat.dbus_reads()):
+        p.li(rv.T1, M.DBG_BUS_ENABLE | rd << 25 | daisy << 16 | sig)
+        p.emit(rv.sw(rv.T1, rv.S0, M.DBG_BUS_CTRL - M.DEBUG_REGS),
+               rv.lw(rv.T1, rv.S0, M.DBG_RD_DATA - M.DEBUG_REGS),
+               rv.sw(rv.T1, rv.T2, 4 * k))
+    p.emit(rv.sw(rv.ZERO, rv.S0, M.DBG_BUS_CTRL - M.DEBUG_REGS))
+
+
+def _collect_dest(p: rv.Program) -> None:
+    """Every Dest row through DBG_ARRAY_RD: CMD = row | sel << 12 | 2 << 16, eight sels per row."""
+    cmd, data = M.DBG_ARRAY_RD_CMD - M.DEBUG_REGS, M.DBG_ARRAY_RD_DATA - M.DEBUG_REGS
+    p.li(rv.S0, M.DEBUG_REGS).li(rv.T1, 1).emit(rv.sw(rv.T1, rv.S0, M.DBG_ARRAY_RD_EN - M.DEBUG_REGS))
+    p.li(rv.A0, M.DEST_DUMP).li(rv.A1, M.DEST_ARRAY_SEL).li(rv.A2, DEST_ROWS).li(rv.T2, 0x1000)
+    p.label("dest_row").emit(rv.addi(rv.A3, rv.A1, 0))
+    for sel in range(8):
+        p.emit(rv.sw(rv.A3, rv.S0, cmd), rv.lw(rv.T1, rv.S0, data), rv.sw(rv.T1, rv.A0, 4 * sel),
+               rv.add(rv.A3, rv.A3, rv.T2))
+    p.emit(rv.addi(rv.A0, rv.A0, 32), rv.addi(rv.A1, rv.A1, 1), rv.addi(rv.A2, rv.A2, -1))
+    p.branch("bne", rv.A2, rv.ZERO, "dest_row")
+    p.emit(rv.sw(rv.ZERO, rv.S0, cmd), rv.sw(rv.ZERO, rv.S0, M.DBG_ARRAY_RD_EN - M.DEBUG_REGS))
+
+
+def _collect_config(p: rv.Program, reads: dict[int, list[int]]) -> None:
+    """State 0 by RISC loads; state 1 by RDCFG into GPRs (CFG_STATE_ID = 1), then copied out."""
+    out = M.CFG_DUMP
+    if reads.get(0):
+        p.li(rv.T0, M.CFG_BASE).li(rv.T2, out)
+        for k, idx in enumerate(reads[0]):
+            p.emit(rv.lw(rv.T1, rv.T0, 4 * idx), rv.sw(rv.T1, rv.T2, 4 * k))
+        out += 4 * len(reads[0])
+    idx1 = reads.get(1, [])
+    if idx1:
+        state_id = thread_config_field("CFG_STATE_ID_StateID")
+        p.tensix(_t("SETC16", setc16_reg=state_id.index, setc16_value=state_id.put(0, 1)))
+        for start in range(0, len(idx1), GPRS):
+            chunk = idx1[start:start + GPRS]
+            for g, idx in enumerate(chunk):
+                p.tensix(_t("RDCFG", gpraddress=g, cfgreg=idx))
+            _drain(p)
+            p.li(rv.T0, M.REGFILE_BASE).li(rv.T2, out)
+            for g in range(len(chunk)):
+                p.emit(rv.lw(rv.T1, rv.T0, 4 * g), rv.sw(rv.T1, rv.T2, 4 * g))
+            out += 4 * len(chunk)
+        p.tensix(_t("SETC16", setc16_reg=state_id.index, setc16_value=0))
+        _drain(p)
+
+
+# --- whole programs -----------------------------------------------------------------------------------
+def thread_program(case: Case, t: int, plat: Platform, cfg_reads: dict[int, list[int]]) -> rv.Program:
+    p = rv.Program(M.TRISC_RESET_PC[t])
+    if t == 0:
+        _config(p, case, plat)
+    _gprs(p, case, t)
+    _store_words(p, M.MOP_CFG_BASE, [(4 * i, 0) for i in range(9)])
+    _thread_config(p, case, t, plat)
+    if t == 1:
+        _shared_state(p)
+        _dest(p, case)
+    _counters(p)
+    _drain(p)
+    p.li(rv.T0, M.READY + 4 * t).li(rv.T1, 1).emit(rv.sw(rv.T1, rv.T0, 0))
+    _wait_flags(p, M.READY, range(THREADS), "barrier")
+    for w in case.threads.get(t, []):
+        p.tensix(w)
+    _drain(p)
+    _copy_gprs(p, t)
+    p.li(rv.T0, M.DONE + 4 * t).li(rv.T1, M.DONE_TOKEN).emit(rv.sw(rv.T1, rv.T0, 0))
+    if t == 0:
+        _wait_flags(p, M.DONE, range(1, THREADS), "others_done", M.DONE_TOKEN)
+        _collect_dbus(p, plat)
+        _collect_dest(p)
+        _collect_config(p, cfg_reads)
+        p.li(rv.T0, M.ALL_DONE).li(rv.T1, M.DONE_TOKEN).emit(rv.sw(rv.T1, rv.T0, 0))
+    p.label("park").jump("park")
+    return p
+
+
+def config_reads(case: Case, plat: Platform) -> tuple[dict[int, list[int]], list[str]]:
+    reads: dict[int, list[int]] = {}
+    missing: list[str] = []
+    for st, idx in case.observed_config().items():
+        for i in idx:
+            if i in plat.config_readable:
+                reads.setdefault(st, []).append(i)
+            else:
+                missing.append(f"config.{st}.{i}")
+    return reads, missing
+
+
+def build(case: Case, plat: Platform) -> Job:
+    """The job for one case; raises Refusal when the case cannot run here."""
+    check(case, plat)
+    reads, missing = config_reads(case, plat)
+    writes: list[tuple[int, bytes]] = [(M.FLAGS, bytes(M.FLAG_BYTES))]
+    for t in range(THREADS):
+        code = thread_program(case, t, plat, reads).to_bytes()
+        if len(code) > M.CODE_SIZE:
+            raise Refusal(f"thread {t} program is {len(code)} bytes; the harness allows {M.CODE_SIZE}")
+        writes.append((M.TRISC_RESET_PC[t], code))
+    regions = case.observed_l1()
+    writes += [(a, bytes(n)) for a, n in regions]
+    writes += [(a, bytes(d)) for a, d in case.init.l1]
+    release = M.RESET_ALL & ~sum(M.RESET_TRISC)
+    return Job(name=case.name, writes=writes, reads=[(M.RESULTS, M.RESULTS_END - M.RESULTS)] + regions,
+               release=release, cfg_reads=reads, l1_regions=regions, unobserved_config=missing)
