@@ -11,6 +11,7 @@ CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 PROFILE_DIR = CONFIGS / "profiles"
 OBSERVABILITY = ("hw", "full")
 THREAD_CONFIG_SETUPS = ("auto", "setc16", "init")
+GOLDEN_ACCEPT = ("modelled", "effects", "absent", "handler")   # handler: golden has semantics registered
 KEYS = {"description", "length", "threads", "golden", "observability", "thread_config_setup", "config_state",
         "dest_rows", "gpr_special", "addrmod", "overrides", "thread_mix", "templates", "weights"}
 
@@ -34,6 +35,7 @@ class Profile:
     gpr_special: float = 0.3
     sections: tuple[int, ...] = tuple(range(8))
     addrmod_align: dict[str, int] = field(default_factory=dict)
+    addrmod_fixed: dict[str, int] = field(default_factory=dict)
     overrides: dict[str, dict[str, dict]] = field(default_factory=dict)
     thread_mix: dict[str, float] = field(default_factory=lambda: {"self": 1.0})
     templates: dict[str, float] = field(default_factory=dict)
@@ -83,15 +85,19 @@ def parse_profile(name: str, raw: dict, where: str) -> Profile:
     state = _weights(raw.get("config_state", {0: 1}), where, "config_state", int)
     _need(all(s in (0, 1) for s in state), where, "config_state: states are 0 and 1")
     golden = raw.get("golden", ["modelled"])
-    _need(isinstance(golden, list) and golden and all(g in isa.GOLDEN_STATES for g in golden), where,
-          f"golden must be a list drawn from {isa.GOLDEN_STATES}")
+    _need(isinstance(golden, list) and golden and all(g in GOLDEN_ACCEPT for g in golden), where,
+          f"golden must be a list drawn from {GOLDEN_ACCEPT}")
     am = raw.get("addrmod") or {}
-    _need(isinstance(am, dict) and set(am) <= {"sections", "align"}, where, "addrmod takes sections and align")
+    _need(isinstance(am, dict) and set(am) <= {"sections", "align", "fixed"}, where,
+          "addrmod takes sections, align and fixed")
     sections = tuple(am.get("sections", range(8)))
     _need(sections and all(isinstance(s, int) and 0 <= s <= 7 for s in sections), where, "addrmod.sections are 0..7")
     align = am.get("align") or {}
     _need(isinstance(align, dict) and all(isinstance(v, int) and v >= 1 for v in align.values()), where,
           "addrmod.align maps AddrMod field names to alignments >= 1")
+    fixed = am.get("fixed") or {}
+    _need(isinstance(fixed, dict) and all(isinstance(v, int) and v >= 0 for v in fixed.values()), where,
+          "addrmod.fixed maps AddrMod field names to the value every section gets")
     overrides = raw.get("overrides") or {}
     _need(isinstance(overrides, dict) and all(k in isa.table() and isinstance(v, dict) for k, v in overrides.items()),
           where, "overrides maps instruction names to {field: constraint}")
@@ -107,7 +113,7 @@ def parse_profile(name: str, raw: dict, where: str) -> Profile:
         length=_pair(raw.get("length", [1, 64]), where, "length", 0, 4096), threads=threads,
         golden=tuple(golden), observability=obs, thread_config_setup=tcs, config_state=state,
         dest_rows=_pair(raw.get("dest_rows", [0, 64]), where, "dest_rows", 0, 1024), gpr_special=float(special),
-        sections=sections, addrmod_align=dict(align), overrides=overrides, thread_mix=mix,
+        sections=sections, addrmod_align=dict(align), addrmod_fixed=dict(fixed), overrides=overrides, thread_mix=mix,
         templates={k: float(v) for k, v in templates.items()})
 
 

@@ -196,7 +196,9 @@ class Builder:
         values: dict[str, int] = {}
         for rf in regs:
             suffix = rf.name.rsplit("_", 1)[1]
-            if suffix in probs:
+            if suffix in mix.addrmod_fixed:
+                values[suffix] = mix.addrmod_fixed[suffix]
+            elif suffix in probs:
                 values[suffix] = int(self.draw.boolean(probs[suffix]))
             else:
                 values[suffix] = self.ranged(0, (1 << rf.size) - 1, mix.addrmod_align.get(suffix, 1))

@@ -1,0 +1,219 @@
+"""`tensix-diff fuzz --count N --seed S [--backend B] [--profile NAME]`: a generated-case campaign.
+
+Prints ``seed: S`` first (a fresh seed when none is given), runs every generated case on the backend under
+test and on golden, shows progress on stderr, prints each divergence, ends with the summary line
+``N cases: M matched, D diverged, E errors`` and writes a JSON campaign report listing every divergence
+with its case seed (divergent cases are also written as YAML next to the report, ready for `minimize`).
+Exit status: 3 the device or simulator failed, else 1 a divergence, else 0; 2 for bad input.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+from generators.bulk import generate
+from generators.constraints import availability_report, available
+from generators.profiles import GOLDEN_ACCEPT, ProfileError, load_profile, profile_names
+from generators.program import NoInstructions
+from hwbridge.base import DEVICE_ERROR, Result
+
+from .backends import BACKENDS, BackendUnavailable, get_backend
+from .case import Case, case_hash, dump_case
+from .compare import DEVICE_FAILED, DIVERGED, MATCHED, NothingCompared, Verdict, judge
+from .store import StoreError
+
+EXIT_OK, EXIT_DIVERGED, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 3
+ERRORS_LISTED = 200
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("fuzz", help="run a campaign of generated cases against golden")
+    p.add_argument("--count", type=int, default=100, metavar="N", help="cases to generate (default: 100)")
+    p.add_argument("--seed", type=int, metavar="S", help="campaign seed (default: a fresh one, printed first)")
+    p.add_argument("--start", type=int, default=0, metavar="I", help="first case index (default: 0)")
+    p.add_argument("--profile", default="default", metavar="NAME",
+                   help=f"generator profile: {', '.join(profile_names())} or a YAML path (default: default)")
+    p.add_argument("--backend", default="golden", choices=BACKENDS,
+                   help="backend under test (default: golden, i.e. golden against itself)")
+    p.add_argument("--against", default="golden", choices=BACKENDS, help="reference backend (default: golden)")
+    p.add_argument("--accept-golden", metavar="STATUS[,..]",
+                   help=f"golden statuses an instruction needs, overriding the profile ({', '.join(GOLDEN_ACCEPT)};"
+                        " 'handler': golden has semantics registered)")
+    p.add_argument("--report", metavar="PATH", help="campaign report JSON (default: out/fuzz-<seed>.json)")
+    p.add_argument("--write-cases", metavar="DIR", help="also write every generated case as DIR/<name>.yaml")
+    p.add_argument("--no-run", action="store_true", help="only generate (with --write-cases: dump a corpus)")
+    p.add_argument("--list", action="store_true", help="show which of the profile's instructions are in play, and exit")
+    p.add_argument("--progress-every", type=int, metavar="N", help="progress line on stderr every N cases")
+    p.add_argument("--recordings", metavar="DIR", help="replay store directory (default: the project's)")
+    p.add_argument("--simulator", metavar="PATH", help="hw backend: run on this libttsim.so instead of a card")
+    p.add_argument("--limit", type=int, default=10, metavar="N", help="differences printed per divergence")
+    p.add_argument("-q", "--quiet", action="store_true", help="no per-divergence details, only names and summary")
+    p.set_defaults(func=run)
+
+
+class _Fail(Exception):
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def _profile(args):
+    try:
+        p = load_profile(args.profile)
+    except ProfileError as e:
+        raise _Fail(EXIT_USAGE, str(e)) from None
+    if args.accept_golden:
+        statuses = tuple(s.strip() for s in args.accept_golden.split(",") if s.strip())
+        bad = [s for s in statuses if s not in GOLDEN_ACCEPT]
+        if bad or not statuses:
+            raise _Fail(EXIT_USAGE, f"--accept-golden: unknown status {', '.join(bad) or '(none)'}"
+                                    f" (choose from {', '.join(GOLDEN_ACCEPT)})")
+        p = dataclasses.replace(p, golden=statuses)
+    return p
+
+
+def _backend(name: str, args):
+    try:
+        return get_backend(name, recordings=args.recordings, **({"simulator": args.simulator} if name == "hw" else {}))
+    except BackendUnavailable as e:
+        raise _Fail(EXIT_USAGE, str(e)) from None
+    except Exception as e:  # the device or simulator could not be brought up
+        raise _Fail(EXIT_DEVICE, f"{name} backend failed to start: {type(e).__name__}: {e}") from None
+
+
+def _run_one(backend, case: Case) -> Result:
+    try:
+        return backend.run(case)
+    except StoreError as e:
+        raise _Fail(EXIT_USAGE, str(e)) from None
+    except Exception as e:
+        if getattr(backend, "name", "") != "hw":
+            raise
+        return Result(DEVICE_ERROR, message=f"{type(e).__name__}: {e}")
+
+
+def _verdict(ref, test, case: Case, names: tuple[str, str]) -> Verdict:
+    expected, actual = _run_one(ref, case), _run_one(test, case)
+    try:
+        return judge(expected, actual, names)
+    except NothingCompared as e:
+        return Verdict("uncompared", str(e), None, (expected.status, actual.status))
+
+
+def _list(p) -> int:
+    report = availability_report(p)
+    width = max(map(len, report), default=0)
+    print(f"profile {p.name}: {p.description}")
+    print(f"accepting golden status: {', '.join(p.golden)}")
+    for name, why in report.items():
+        print(f"  {name:<{width}}  w={p.weights[name]:g}  {'in play' if why == 'ok' else 'skipped: ' + why}")
+    print(f"{sum(v == 'ok' for v in report.values())} of {len(report)} instructions in play")
+    return EXIT_OK
+
+
+def run(args) -> int:
+    try:
+        return _run(args)
+    except _Fail as f:
+        print(f"tensix-diff: error: {f}", file=sys.stderr)
+        return f.code
+
+
+def _run(args) -> int:
+    p = _profile(args)
+    if args.list:
+        return _list(p)
+    if args.count < 0 or args.start < 0:
+        raise _Fail(EXIT_USAGE, "--count and --start must be >= 0")
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
+    print(f"seed: {seed}", flush=True)
+    in_play = available(p)
+    if not in_play:
+        raise _Fail(EXIT_USAGE, f"profile '{p.name}': golden models none of its instructions yet"
+                                f" (see `tensix-diff fuzz --profile {p.name} --list`)")
+    names = (args.against, args.backend)
+    print(f"profile: {p.name} ({len(in_play)} instructions in play); {args.backend} against {args.against}", flush=True)
+    test = ref = None
+    if not args.no_run:
+        ref = _backend(args.against, args)
+        test = ref if args.backend == args.against and args.backend == "golden" else _backend(args.backend, args)
+    out_dir = Path(args.write_cases) if args.write_cases else None
+    if out_dir:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    report_path = Path(args.report or f"out/fuzz-{seed}.json")
+    every = args.progress_every or min(1000, max(10, args.count // 10))
+    outcomes: Counter = Counter()
+    statuses: Counter = Counter()
+    divergences, errors = [], []
+    started, t0 = datetime.now(timezone.utc), time.monotonic()
+    done = 0
+    try:
+        for cs, case in generate(seed, args.count, p, start=args.start):
+            index = args.start + done
+            if out_dir:
+                (out_dir / f"{case.name}.yaml").write_text(dump_case(case))
+            if not args.no_run:
+                v = _verdict(ref, test, case, names)
+                outcomes[v.outcome] += 1
+                statuses[f"{names[0]}:{v.statuses[0]} {names[1]}:{v.statuses[1]}"] += 1
+                entry = {"index": index, "name": case.name, "case_seed": cs, "case_hash": case_hash(case)}
+                if v.outcome == DIVERGED:
+                    divergences.append(_divergence(entry, v, case, report_path, args.limit))
+                    print(f"FAIL {case.name} (case seed {cs}): {v.report(args.limit).splitlines()[0]}", flush=True)
+                    if not args.quiet:
+                        for line in v.report(args.limit).splitlines()[1:]:
+                            print(f"    {line}")
+                elif v.outcome != MATCHED and len(errors) < ERRORS_LISTED:
+                    errors.append({**entry, "outcome": v.outcome, "statuses": list(v.statuses), "message": v.message})
+            done += 1
+            if done % every == 0 or done == args.count:
+                _progress(done, args.count, outcomes, t0)
+    except NoInstructions as e:
+        raise _Fail(EXIT_USAGE, str(e)) from None
+    except KeyboardInterrupt:
+        print(f"fuzz: interrupted after {done} cases", file=sys.stderr)
+    matched, diverged = outcomes[MATCHED], outcomes[DIVERGED]
+    n_err = sum(outcomes.values()) - matched - diverged
+    summary = (f"{done} cases generated (not run)" if args.no_run
+               else f"{done} cases: {matched} matched, {diverged} diverged, {n_err} errors")
+    report = {
+        "tool": "tensix-diff fuzz", "seed": seed, "start": args.start, "count": done, "profile": p.name,
+        "backend": args.backend, "against": args.against, "accept_golden": list(p.golden),
+        "instructions": in_play, "skipped": {k: v for k, v in availability_report(p).items() if v != "ok"},
+        "started": started.isoformat(timespec="seconds"), "elapsed_s": round(time.monotonic() - t0, 3),
+        "summary": {"cases": done, "matched": matched, "diverged": diverged, "errors": n_err, "run": not args.no_run},
+        "outcomes": dict(outcomes), "statuses": dict(statuses),
+        "divergences": divergences, "errors": errors, "errors_listed": len(errors),
+        "regenerate": f"tensix-diff fuzz --seed {seed} --start I --count 1 --profile {p.name}"
+                      + (f" --accept-golden {','.join(p.golden)}" if args.accept_golden else "") + " --write-cases DIR",
+    }
+    report_path.parent.mkdir(parents=True, exist_ok=True)
+    report_path.write_text(json.dumps(report, indent=1) + "\n")
+    print(summary)
+    print(f"report: {report_path}")
+    if outcomes[DEVICE_FAILED]:
+        return EXIT_DEVICE
+    return EXIT_DIVERGED if diverged else EXIT_OK
+
+
+def _divergence(entry: dict, v: Verdict, case: Case, report_path: Path, limit: int) -> dict:
+    case_dir = report_path.with_name(report_path.stem + "-cases")
+    case_dir.mkdir(parents=True, exist_ok=True)
+    path = case_dir / f"{case.name}.yaml"
+    path.write_text(dump_case(case))
+    lines = v.report(limit).splitlines()
+    return {**entry, "summary": lines[0], "differences": lines[1:], "case_file": str(path),
+            "signature": [list(map(str, k)) for k in v.signature()], "statuses": list(v.statuses)}
+
+
+def _progress(done: int, total: int, outcomes: Counter, t0: float) -> None:
+    rate = done / max(time.monotonic() - t0, 1e-9)
+    other = sum(outcomes.values()) - outcomes[MATCHED] - outcomes[DIVERGED]
+    print(f"fuzz: {done}/{total} cases, {outcomes[DIVERGED]} diverged, {other} errors ({rate:.1f} cases/s)",
+          file=sys.stderr, flush=True)
