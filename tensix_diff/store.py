@@ -311,7 +311,7 @@ class Store:
                   "unobservable is not a list of text")
             prov = _check_provenance(doc["provenance"])
             state = None if doc["state"] is None else decode_state(doc["state"])
-            _need(state is not None or doc["status"] != OK, "status ok without a state")
+            _need(bool(state) or doc["status"] != OK, "status ok without an observed state")
         except _Bad as e:
             raise StoreError(f"{p}: corrupt recording: {e}") from None
         if is_golden(prov):
