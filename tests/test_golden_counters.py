@@ -169,9 +169,9 @@ def test_addrcrxy_adds_to_checkpoint_and_copies():
 def test_addrcrzw_wraps_checkpoint_at_13_bits():
     m = Tensix()
     ch1 = m.s.adc[0]["pack"][1]
-    ch1.w, ch1.w_cr = 5, 0x1FFE
-    run("ADDRCRZW cntsetmask=4 ch1_y=7 bitmask=8", m)
-    assert (ch1.w, ch1.w_cr) == (5, 5)
+    ch1.w, ch1.w_cr, ch1.z = 9, 0x1FFE, 4
+    run("ADDRCRZW cntsetmask=4 ch1_y=7 ch1_x=1 bitmask=8", m)   # W1 only: (0x1FFE + 7) & 0x1FFF
+    assert (ch1.w, ch1.w_cr, ch1.z, ch1.z_cr) == (5, 5, 4, 0)
 
 
 def test_setadcxx_sets_both_channels_x():
