@@ -18,8 +18,9 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tensix_diff.backends import BACKENDS, BackendUnavailable, get_backend
-from tensix_diff.case import CASE_SUFFIXES, Case, CaseError, load_case
+from tensix_diff.case import CASE_SUFFIXES, Case, CaseError, case_hash, load_case
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, MATCHED, NothingCompared, Verdict, judge
+from tensix_diff.minimize import hypothesis_phases, minimize_failure
 from tensix_diff.store import RECORD_MODES, Store, StoreError
 
 # --- Hypothesis profiles -------------------------------------------------------------------------------
@@ -29,7 +30,8 @@ settings.register_profile("ci", derandomize=True, database=None, deadline=None, 
 settings.register_profile("dev", deadline=None, max_examples=200, suppress_health_check=_QUIET)
 settings.register_profile("thorough", deadline=None, max_examples=2000, suppress_health_check=_QUIET)
 settings.register_profile("hw", derandomize=True, database=None, deadline=None, max_examples=20,
-                          suppress_health_check=_QUIET, print_blob=True)
+                          suppress_health_check=_QUIET, print_blob=True,
+                          phases=hypothesis_phases("hw"))   # no per-step shrinking: the minimiser takes over
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 SUMMARY_KEY = "tensix_diff_summary"
@@ -64,6 +66,7 @@ class TensixDiffPlugin:
         self._backend = None
         self._golden = None
         self._unavailable: str | None = None
+        self._minimized: dict[str, str] = {}
 
     # --- backends ---
     def golden(self):
@@ -116,12 +119,22 @@ class TensixDiffPlugin:
             self.counts["compared"] += 1
         if verdict.outcome == DIVERGED:
             pytest.fail(f"case {case.name} ({case.source}): golden and {self.backend_name} disagree\n"
-                        + verdict.report(), pytrace=False)
+                        + verdict.report() + self.minimized(case), pytrace=False)
         if verdict.outcome == DEVICE_FAILED:
             pytest.fail(f"case {case.name}: {verdict.message}", pytrace=False)
         if verdict.outcome in ("missing", "stale") and self.strict:
             pytest.fail(f"case {case.name}: {verdict.message}", pytrace=False)
         return verdict
+
+    def minimized(self, case: Case) -> str:
+        """Under hw a divergent case goes to the minimiser (each Hypothesis shrink step would be a device
+        run); its report and the minimal case's path, once per case."""
+        if self.backend_name != "hw":
+            return ""
+        if case_hash(case) not in self._minimized:
+            out = self.config._tmp_path_factory.getbasetemp() / "minimized"   # noqa: SLF001 (pytest's tmp root)
+            self._minimized[case_hash(case)] = "\n" + minimize_failure(case, self.backend(), self.golden(), out)
+        return self._minimized[case_hash(case)]
 
     # --- hooks ---
     def pytest_sessionfinish(self, session):
@@ -155,6 +168,9 @@ def pytest_configure(config):
     if config.getoption("simulator") and config.getoption("backend") != "hw":
         raise pytest.UsageError("--simulator is for the hw backend: add --backend=hw")
     config.pluginmanager.register(TensixDiffPlugin(config), "tensix_diff")
+    if (config.getoption("backend") == "hw" and "HYPOTHESIS_PROFILE" not in os.environ
+            and config.getoption("hypothesis_profile", None) is None):
+        settings.load_profile("hw")   # on a device Hypothesis does not shrink; the minimiser does
 
 
 def _plugin(config: pytest.Config) -> TensixDiffPlugin:

@@ -310,6 +310,18 @@ def hypothesis_phases(backend: str) -> tuple:
     return tuple(p for p in Phase if not (backend == "hw" and p is Phase.shrink))
 
 
+def minimize_failure(case: Case, device, model, out_dir: Path | None = None, max_runs: int = 200) -> str:
+    """Minimise a case that diverged on a device (backends ``device`` and ``model``): the closing report and,
+    given ``out_dir``, where the minimal case and its recording were written. For a failing test's message."""
+    rep = Minimizer(device.run, model.run, max_runs=max_runs).minimize(case)
+    lines = rep.lines()
+    if out_dir is not None and rep.status == "minimised":
+        small = minimal_case(rep, case, getattr(model, "name", "model"))
+        out_dir.mkdir(parents=True, exist_ok=True)
+        lines += write_bundle(small, rep.device, out_dir / f"{small.name}.yaml")
+    return "\n".join(lines)
+
+
 def check_or_minimize(case: Case, device, against, backend: str, out_dir: Path | None = None,
                       max_runs: int = 200) -> None:
     """Assert ``device`` and ``against`` (backends) agree on ``case``. On a divergence under hw, minimise
@@ -321,12 +333,7 @@ def check_or_minimize(case: Case, device, against, backend: str, out_dir: Path |
         return
     message = [f"{case.name}: {sig}", verdict.report()]
     if backend == "hw":
-        rep = Minimizer(device.run, against.run, max_runs=max_runs).minimize(case)
-        message += rep.lines()
-        if out_dir is not None and rep.status == "minimised":
-            small = minimal_case(rep, case, getattr(against, "name", "model"))
-            out_dir.mkdir(parents=True, exist_ok=True)
-            message += write_bundle(small, rep.device, out_dir / f"{small.name}.yaml")
+        message.append(minimize_failure(case, device, against, out_dir, max_runs))
     raise AssertionError("\n".join(message))
 
 
