@@ -79,6 +79,10 @@ class _Bad(Exception):
     """A check failed; the loader prefixes the location."""
 
 
+def _one_line(msg: str) -> str:
+    return re.sub(r"\s*\n\s*", " ", msg)
+
+
 def _in_range(value: Any, lo: int, hi: int, what: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise _Bad(f"{what} must be an integer, not {value!r}")
@@ -168,7 +172,7 @@ def validate_shape(case: Case) -> None:
     try:
         _check_case(case)
     except _Bad as e:
-        raise CaseError(f"{case.source}: {e}") from None
+        raise CaseError(_one_line(f"{case.source}: {e}")) from None
 
 
 # --- the YAML loader: walks composed nodes so every error carries its line ---------------------------
@@ -186,7 +190,7 @@ class _Walker:
 
     def fail(self, node: yaml.Node | None, msg: str) -> CaseError:
         line = f":{node.start_mark.line + 1}" if node is not None else ""
-        return CaseError(f"{self.source}{line}: {msg}")
+        return CaseError(_one_line(f"{self.source}{line}: {msg}"))
 
     def scalar(self, node: yaml.Node, what: str) -> Any:
         if not isinstance(node, yaml.ScalarNode):
@@ -195,7 +199,8 @@ class _Walker:
         try:
             return _scalars.construct_object(node)
         except (yaml.YAMLError, ValueError, TypeError, OverflowError) as e:
-            raise self.fail(node, f"{what}: cannot read value {node.value!r}: {e}") from None
+            why = getattr(e, "problem", None) or str(e)
+            raise self.fail(node, f"{what}: cannot read value {node.value!r}: {why}") from None
 
     def integer(self, node: yaml.Node, what: str, lo: int = 0, hi: int = 0xFFFFFFFF) -> int:
         v = self.scalar(node, what)
@@ -384,9 +389,9 @@ def parse_case(text: str, source: str = "<text>") -> Case:
         mark = e.problem_mark or e.context_mark
         line = f":{mark.line + 1}" if mark is not None else ""
         problem = " ".join(str(x) for x in (e.context, e.problem) if x)
-        raise CaseError(f"{source}{line}: invalid YAML: {problem}") from None
+        raise CaseError(_one_line(f"{source}{line}: invalid YAML: {problem}")) from None
     except (yaml.YAMLError, RecursionError, ValueError) as e:  # reader errors (bad characters), deep nesting
-        raise CaseError(f"{source}: invalid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+        raise CaseError(_one_line(f"{source}: invalid YAML: {str(e) or type(e).__name__}")) from None
     try:
         return w.case(root)
     except RecursionError:
