@@ -185,12 +185,12 @@ def html_report(cov: Coverage) -> str:
 
 # --- the command ---------------------------------------------------------------------------------------
 
-def collect(paths: list[str], store: str | None = None) -> list[tuple[Case, Result | None, Result | None]]:
+def collect(paths: list[str], recordings: str | None = None) -> list[tuple[Case, Result | None, Result | None]]:
     """Run every case on golden and look up its recording in the replay store."""
     from tensix_diff.backends import get_backend
     from tensix_diff.case import load_cases
     golden = get_backend("golden")
-    replay = get_backend("replay", **({"store": store} if store else {}))
+    replay = get_backend("replay", recordings=recordings)
     out = []
     for case in load_cases(paths):
         rec = replay.run(case)
@@ -201,7 +201,7 @@ def collect(paths: list[str], store: str | None = None) -> list[tuple[Case, Resu
 def add_parser(sub) -> None:
     p = sub.add_parser("coverage", help="instruction/mode coverage of the corpus and its recordings")
     p.add_argument("paths", nargs="*", help=f"case files or directories (default: {DEFAULT_CORPUS.name}/)")
-    p.add_argument("--store", help="replay store directory (default: the project's)")
+    p.add_argument("--recordings", metavar="DIR", help="replay store directory (default: the project's)")
     p.add_argument("--html", metavar="OUT.html", help="also write a self-contained HTML report")
     p.add_argument("--json", metavar="OUT.json", help="also write the figures as JSON")
     p.add_argument("--only", choices=LEVELS, help="list only instructions with this evidence")
@@ -210,7 +210,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    cov = measure(collect(args.paths or [str(DEFAULT_CORPUS)], args.store))
+    paths = args.paths or ([str(DEFAULT_CORPUS)] if DEFAULT_CORPUS.is_dir() else [])
+    cov = measure(collect(paths, args.recordings))
     if not args.summary:
         print(terminal_table(cov, args.only))
     print("\n".join(cov.summary_lines()))

@@ -1,0 +1,124 @@
+"""Coverage of the ISA table by the corpus and its recordings; the HTML report and its Dest heatmaps."""
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import re
+import struct
+import zlib
+
+import numpy as np
+
+from golden import isa
+from hwbridge.base import OK, Result
+from hwbridge.golden_backend import GoldenBackend
+from tensix_diff.case import Case, dump_case
+from tensix_diff.cli import main
+from tensix_diff.coverage import DEFAULT_CORPUS, LEVELS, html_report, measure, value_class
+from tensix_diff.report_html import dest_heatmap, png
+from tensix_diff.store import Recording, Store
+
+
+def asm(*lines: str) -> list[int]:
+    return [isa.assemble_line(x) for x in lines]
+
+
+def device(case: Case, edit=None) -> Result:
+    """What a device returns: golden's dump (or, where golden cannot run the case, an empty program's)."""
+    r = GoldenBackend().run(case)
+    state = copy.deepcopy(r.state if r.ok else GoldenBackend().run(Case("empty", "", {})).state)
+    if edit:
+        edit(state)
+    return Result(OK, state, provenance={"device": "test-fixture"})
+
+
+COMPARED = Case("cmp", "", {0: asm("SETRWC clear_ab_vld=0 rwc_cr=0 rwc_d=0 rwc_b=0 rwc_a=0 bitmask=15",
+                                   "ZEROACC clear_mode=0 addr_mode=2 where=5")})
+GOLDEN_ONLY = Case("gold", "", {1: asm("INCRWC rwc_cr=0 rwc_d=1 rwc_b=15 rwc_a=0")})
+NOT_MODELLED = Case("unmodelled", "", {0: asm("ZEROACC clear_mode=4 addr_mode=7 where=0")})
+
+
+def _runs():
+    g = GoldenBackend()
+    return [(COMPARED, g.run(COMPARED), device(COMPARED)), (GOLDEN_ONLY, g.run(GOLDEN_ONLY), None),
+            (NOT_MODELLED, g.run(NOT_MODELLED), device(NOT_MODELLED))]
+
+
+def test_value_classes():
+    assert [value_class(v, 4) for v in (0, 1, 15, 7)] == ["zero", "one", "max", "other"]
+    assert value_class(1, 1) == "one"
+
+
+def test_each_instruction_gets_its_strongest_evidence():
+    cov = measure(_runs())
+    ins = cov.instructions
+    assert ins["SETRWC"].level == "compared" and ins["ZEROACC"].level == "compared"
+    assert ins["INCRWC"].level == "golden"
+    assert ins["MVMUL"].level == "never"
+    assert ins["ZEROACC"].addr_modes("compared") == [2]
+    assert ins["ZEROACC"].cases == {"compared": 1, "recorded": 1, "golden": 0}
+    assert ("addr_mode", 7) in ins["ZEROACC"].seen("modes", "recorded")       # device ran it, golden could not
+    assert ("rwc_b", "max") in ins["INCRWC"].seen("classes", "golden")
+    assert not ins["INCRWC"].seen("classes", "compared")
+    assert sum(cov.count(lv) for lv in LEVELS) == len(isa.table()) == 137
+    assert cov.case_levels == {"compared": 1, "recorded": 1, "golden": 1, "never": 0}
+    text = "\n".join(cov.summary_lines())
+    assert "2 compared against a device" in text and "1 ran on golden only" in text and "134 never ran" in text
+
+
+def test_the_html_report_is_self_contained_and_draws_the_dest_difference():
+    def flip(state):
+        state["dest"][700][3] ^= 0x00FF
+    runs = _runs()
+    runs[0] = (COMPARED, runs[0][1], device(COMPARED, flip))
+    cov = measure(runs)
+    assert [c.name for c, *_ in cov.divergences] == ["cmp"]
+    page = html_report(cov)
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)            # no external asset
+    assert page.count("data:image/png;base64,") == 1 and "1 Dest cells differ (rows 700..700)" in page
+    raw = base64.b64decode(re.search(r"data:image/png;base64,([A-Za-z0-9+/=]+)", page).group(1))
+    assert raw[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", raw[16:24])
+    img = dest_heatmap(runs[0][2].state["dest"], runs[0][1].state["dest"])
+    assert (height, width) == img.shape[:2]
+    # row 700 is in the third panel (rows 512..767), line 188; column 3; eight differing bits: red
+    red = img[188 * 2, 2 * (16 * 5 + 4) + 3 * 5]
+    assert red[0] == 255 and red[1] == red[2] == 180 - 8 * 10
+    assert tuple(img[0, 0]) == (238, 238, 238)
+
+
+def test_png_encoder_round_trips():
+    rgb = np.arange(2 * 3 * 3, dtype=np.uint8).reshape(2, 3, 3)
+    raw = png(rgb)
+    idat = raw[raw.index(b"IDAT") + 4:raw.index(b"IEND") - 8]
+    rows = zlib.decompress(idat)
+    assert rows == b"\x00" + rgb[0].tobytes() + b"\x00" + rgb[1].tobytes()
+
+
+def test_the_command_reads_a_corpus_and_its_recordings(tmp_path, capsys):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for c in (COMPARED, GOLDEN_ONLY, NOT_MODELLED):
+        (corpus / f"{c.name}.yaml").write_text(dump_case(c))
+    store = Store(tmp_path / "rec")
+    for c in (COMPARED, NOT_MODELLED):
+        store.put(Recording.from_result(c, device(c)))
+    out_html, out_json = tmp_path / "cov.html", tmp_path / "cov.json"
+    code = main(["coverage", str(corpus), "--recordings", str(tmp_path / "rec"), "--html", str(out_html),
+                 "--json", str(out_json)])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert re.search(r"^ZEROACC\s+MATH\s+\S+\s+compared\s+1\s+0\s+2\s", text, re.M)
+    assert "corpus: 3 cases: 1 compared, 1 recorded, 1 golden, 0 never" in text
+    figures = json.loads(out_json.read_text())
+    assert figures["levels"]["golden"] == 1 and figures["instructions"]["INCRWC"]["evidence"] == "golden"
+    assert out_html.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_the_committed_corpus_is_measured_against_all_137_instructions(capsys):
+    assert main(["coverage", str(DEFAULT_CORPUS), "--summary"]) == 0
+    text = capsys.readouterr().out
+    m = re.search(r"(\d+) compared against a device, (\d+) recorded on a device but not compared, "
+                  r"(\d+) ran on golden only, (\d+) never ran", text)
+    assert m and sum(map(int, m.groups())) == 137
