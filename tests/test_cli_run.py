@@ -1,0 +1,172 @@
+"""`tensix-diff run`: files and directories, two backends side by side, --dump, the contract's exit codes."""
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+
+import pytest
+
+from hwbridge.base import Result
+from hwbridge.golden_backend import GoldenBackend
+from tensix_diff import cli, run_cmd
+from tensix_diff.case import case_hash, load_case
+from tensix_diff.store import Recording, Store
+
+CASE = """\
+name: {name}
+threads:
+  0:
+    - SETRWC bitmask=15 rwc_a=3 rwc_b=1
+    - INCRWC rwc_a={inc}
+init:
+  dest: [{{row: 3, values: [0x7f, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]}}]
+  l1: [{{addr: 0x20000, hex: "00112233"}}]
+"""
+DEVICE = {"device": "ttsim 1.10.0", "exalens": "0.4.2", "umd": "0.9.14", "core": "0,0"}
+
+
+@pytest.fixture
+def project(tmp_path):
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    for name, inc in (("run-a", 1), ("run-b", 2)):
+        (cases / f"{name}.yaml").write_text(CASE.format(name=name, inc=inc))
+    return tmp_path
+
+
+def record(root, path, tamper=None) -> None:
+    case = load_case(path)
+    state = copy.deepcopy(GoldenBackend().run(case).state)
+    if tamper:
+        tamper(state)
+    Store(root).put(Recording.from_result(case, Result("ok", state, provenance=DEVICE)))
+
+
+def main(capsys, *argv) -> tuple[int, str, str]:
+    code = cli.main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_golden_alone_runs_and_dumps_the_contract_state(project, capsys):
+    dump = project / "out.json"
+    code, out, err = main(capsys, "run", project / "cases", "--backend", "golden", "--dump", dump)
+    assert code == 0, err
+    assert "2 cases (golden): 2 ran" in out
+    state = json.loads(dump.read_text())
+    assert set(state) == {"dest", "dest_valid", "rwc", "adc", "gpr", "l1", "config"}
+    assert len(state["dest"]) == 1024 and all(len(r) == 16 for r in state["dest"])
+    assert state["dest"][3][0] == 0x7F
+    assert state["l1"] == {"0x20000": "00112233"}
+    assert set(state["rwc"]) == {"0", "1", "2"} and set(state["adc"]["0"]) == {"unpack0", "unpack1", "pack"}
+    assert state["rwc"]["0"]["srca"] == 4  # the first case (run-a): set to 3, then incremented by 1
+
+
+def test_replay_against_golden_matches(project, capsys):
+    rec = project / "rec"
+    for f in sorted((project / "cases").iterdir()):
+        record(rec, f)
+    code, out, err = main(capsys, "run", project / "cases", "--recordings", rec)
+    assert code == 0, out + err
+    assert "ok run-a: matched" in out and "2 cases (replay vs golden): 2 matched" in out
+    # Side by side the other way round, one file.
+    code, out, _ = main(capsys, "run", project / "cases" / "run-b.yaml", "--backend", "golden", "--against",
+                        "replay", "--recordings", rec)
+    assert code == 0 and "1 matched" in out
+
+
+def test_divergence_exit_1_with_a_readable_report(project, capsys):
+    rec = project / "rec"
+    record(rec, project / "cases" / "run-a.yaml", tamper=lambda s: s["dest"][3].__setitem__(0, 0x807F))
+    record(rec, project / "cases" / "run-b.yaml")
+    code, out, _ = main(capsys, "run", project / "cases", "--recordings", rec)
+    assert code == 1
+    assert "FAIL run-a: DIVERGED: 1 of" in out
+    assert "dest row 3 col 0: expected 0x7f, actual 0x807f" in out and "bf16 1 -> -1" in out
+    assert "1 diverged, 1 matched" in out
+
+
+def test_missing_and_stale_recordings_exit_2(project, capsys):
+    rec = project / "rec"
+    code, out, _ = main(capsys, "run", project / "cases" / "run-a.yaml", "--recordings", rec)
+    assert code == 2 and "MISSING run-a" in out
+    record(rec, project / "cases" / "run-a.yaml")
+    (project / "cases" / "run-a.yaml").write_text(CASE.format(name="run-a", inc=3))   # the case changed
+    code, out, _ = main(capsys, "run", project / "cases" / "run-a.yaml", "--recordings", rec)
+    assert code == 2 and "STALE run-a" in out and "changed since it was recorded" in out
+
+
+def test_corrupt_recording_is_one_line_exit_2(project, capsys):
+    rec = project / "rec"
+    f = project / "cases" / "run-a.yaml"
+    record(rec, f)
+    p = Store(rec).path(case_hash(load_case(f)))
+    p.write_bytes(gzip.compress(b'{"format": 1}'))
+    code, out, err = main(capsys, "run", f, "--recordings", rec)
+    assert code == 2
+    assert err.strip().count("\n") == 0 and str(p) in err and "corrupt recording" in err
+
+
+def test_malformed_case_is_one_line_exit_2(project, capsys):
+    bad = project / "cases" / "bad.yaml"
+    bad.write_text("name: bad\nthreads:\n  0:\n    - SETRWC bitmask=99\n")
+    code, out, err = main(capsys, "run", project / "cases", "--backend", "golden")
+    assert code == 2 and out == ""
+    assert err.strip() == f"tensix-diff: error: {bad}:4: thread 0: SETRWC: field 'bitmask' value 0x63 does not fit" \
+                          " in 6 bit(s) [5:0]"
+    code, _, err = main(capsys, "run", project / "nothing-here")
+    assert code == 2 and "no such case file or directory" in err
+
+
+class _FailingDevice:
+    name = "hw"
+
+    def run(self, case):
+        return Result("device-error", message="simulator exited with status 134")
+
+
+class _Unmodelled:
+    name = "golden"
+
+    def run(self, case):
+        return Result("not-modelled", message="FOO is not modelled")
+
+
+def test_device_failure_exit_3(project, capsys, monkeypatch):
+    real = run_cmd.get_backend
+    monkeypatch.setattr(run_cmd, "get_backend", lambda n, **kw: _FailingDevice() if n == "hw" else real(n, **kw))
+    code, out, _ = main(capsys, "run", project / "cases", "--backend", "hw")
+    assert code == 3 and "DEVICE-FAILED run-a: hw: device-error: simulator exited with status 134" in out
+
+
+def test_device_that_cannot_start_exit_3_and_missing_backend_exit_2(project, capsys, monkeypatch):
+    from tensix_diff.backends import BackendUnavailable
+
+    def broken(name, **kw):
+        raise OSError("no Tenstorrent device found")
+    monkeypatch.setattr(run_cmd, "get_backend", broken)
+    code, _, err = main(capsys, "run", project / "cases", "--backend", "hw", "--simulator", "/nope/libttsim.so")
+    assert code == 3 and "hw backend failed to start" in err and err.count("\n") == 1
+
+    def unavailable(name, **kw):
+        raise BackendUnavailable("hw backend unavailable: hwbridge.hw is not in this tree")
+    monkeypatch.setattr(run_cmd, "get_backend", unavailable)
+    code, _, err = main(capsys, "run", project / "cases", "--backend", "hw")
+    assert code == 2 and err.count("\n") == 1
+
+
+def test_uncomparable_case_exit_2(project, capsys, monkeypatch):
+    rec = project / "rec"
+    record(rec, project / "cases" / "run-a.yaml")
+    real = run_cmd.get_backend
+    monkeypatch.setattr(run_cmd, "get_backend", lambda n, **kw: _Unmodelled() if n == "golden" else real(n, **kw))
+    code, out, _ = main(capsys, "run", project / "cases" / "run-a.yaml", "--recordings", rec)
+    assert code == 2 and "UNCOMPARED run-a: golden: not-modelled: FOO is not modelled" in out
+
+
+def test_usage_errors_exit_2(capsys):
+    code, _, err = main(capsys, "run")
+    assert code == 2 and "error" in err
+    code, _, err = main(capsys, "run", "x.yaml", "--backend", "nonsense")
+    assert code == 2 and "invalid choice" in err
