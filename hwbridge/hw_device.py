@@ -14,7 +14,7 @@ from importlib import metadata
 
 from . import hw_map as M
 
-CLOCK_FIRST, CLOCK_MAX = 20_000, 400_000
+CLOCK_STEP, CLOCK_BIG, BIG_AFTER = 6_000, 200_000, 200_000   # fine steps first: a case takes ~45K cycles
 
 
 def _version(dist: str) -> str:
@@ -87,12 +87,12 @@ class Device:
     def _wait(self, job: dict, timeout: float) -> str | None:
         addr, value = job["done_addr"], job["done_value"]
         deadline = time.monotonic() + timeout
-        self.cycles, chunk = 0, CLOCK_FIRST
+        self.cycles = 0
         while True:
             if self.clock is not None:
+                chunk = CLOCK_STEP if self.cycles < BIG_AFTER else CLOCK_BIG
                 self.clock(chunk)
                 self.cycles += chunk
-                chunk = min(2 * chunk, CLOCK_MAX)
             if self.read32(addr) == value:
                 return None
             if self.clock is not None and self.cycles >= job["max_cycles"]:

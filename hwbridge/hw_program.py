@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from golden import isa
 from golden.registers import thread_config_field
@@ -22,7 +23,7 @@ from . import hw_map as M
 from . import hw_rv32 as rv
 from .hw_platform import Platform
 
-MAX_CYCLES = 4_000_000
+MAX_CYCLES = 1_000_000     # simulated cycles before a case counts as hung (a case needs ~50K)
 
 
 class Refusal(Exception):
@@ -44,6 +45,7 @@ class Job:
     unobserved_config: list[str] = field(default_factory=list)
 
 
+@lru_cache(maxsize=4096)
 def _t(name: str, **fields: int) -> int:
     return isa.encode(name, fields)
 
@@ -258,6 +260,7 @@ def thread_program(case: Case, t: int, plat: Platform, cfg_reads: dict[int, list
     p.li(rv.T0, M.DONE + 4 * t).li(rv.T1, M.DONE_TOKEN).emit(rv.sw(rv.T1, rv.T0, 0))
     if t == 0:
         _wait_flags(p, M.DONE, range(1, THREADS), "others_done", M.DONE_TOKEN)
+        p.li(rv.T0, M.SOFT_RESET_0).li(rv.T1, M.RESET_ALL & ~M.RESET_TRISC[0]).emit(rv.sw(rv.T1, rv.T0, 0))
         _collect_dbus(p, plat)
         _collect_dest(p)
         _collect_config(p, cfg_reads)

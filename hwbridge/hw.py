@@ -1,0 +1,118 @@
+"""The hw backend: run a case on a Blackhole Tensix core through tt-exalens (a card, or ttsim).
+
+``HwBackend(simulator=PATH)`` drives ttsim (a libttsim.so built outside this repository);
+``HwBackend()`` takes the first card tt-exalens finds. Per-platform differences live in
+hwbridge/platforms/*.yaml; the program builder, worker and readback are shared.
+
+Outcomes: ``ok`` with the observed state; ``refused`` when the harness or the platform cannot run the
+case (provenance ``refused_by``: ``harness`` before running, ``simulator`` when ttsim stopped on it with
+its ERROR line, which is deterministic); ``hang`` when the simulated core did not finish within the
+cycle budget; ``device-error`` for anything else (a worker that died without a word, a wall-clock
+timeout, an exception in the device layer). After anything but ``ok`` the worker is restarted.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import subprocess
+from functools import cache
+from pathlib import Path
+
+from tensix_diff.case import Case
+
+from . import hw_program, hw_readback
+from .base import DEVICE_ERROR, OK, REFUSED, Result
+from .hw_platform import Platform, load
+from .hw_simdir import file_sha256, simulator_path, simulator_version
+from .hw_worker import Worker
+
+ENV_SIMULATOR = "TENSIX_DIFF_SIMULATOR"
+REPO = Path(__file__).resolve().parents[1]
+SIM_ERROR = re.compile(r"ERROR: (\w+)")
+
+
+@cache
+def harness_revision() -> str:
+    try:
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
+                             timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        rev = ""
+    return rev or "unknown"
+
+
+def _core(text) -> tuple[int, int] | None:
+    if text is None or isinstance(text, tuple):
+        return text
+    x, y = (int(v) for v in str(text).replace("-", ",").split(","))
+    return (x, y)
+
+
+class HwBackend:
+    name = "hw"
+
+    def __init__(self, simulator: str | None = None, **opts):
+        simulator = simulator or os.environ.get(ENV_SIMULATOR) or None
+        self.platform: Platform = load(opts.get("platform") or ("ttsim" if simulator else "blackhole"))
+        self.timeout = float(opts.get("timeout", 60.0))
+        self.max_cycles = int(opts.get("max_cycles", hw_program.MAX_CYCLES))
+        self.sim_path = str(simulator_path(simulator)) if simulator else None
+        if simulator:
+            version = simulator_version(simulator, opts.get("simulator_version"))
+            self.device = f"ttsim {version}"
+            self.device_extra = {"simulator_sha256": file_sha256(Path(simulator).expanduser().resolve())}
+        else:
+            self.device = "blackhole silicon"
+            self.device_extra = {}
+        self.worker = Worker(self.sim_path, _core(opts.get("core")), self.timeout)
+        self.worker.start()      # fail here, once, if the device cannot be opened
+
+    # --- provenance ---
+    def provenance(self, job: hw_program.Job | None = None) -> dict:
+        info = self.worker.info
+        prov = {
+            "device": self.device,
+            "device_kind": self.platform.device_kind,
+            "platform": self.platform.name,
+            "platform_verified": self.platform.verified,
+            "exalens": info.get("tt_exalens"),
+            "umd": info.get("tt_umd"),
+            "core": "noc0 {},{}".format(*info["core_noc0"]) if info.get("core_noc0") else None,
+            "harness": harness_revision(),
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            **self.device_extra,
+        }
+        if job is not None:
+            prov["observable"] = ["dest", "rwc", "adc", "gpr"] + [f"l1 {a:#x}+{n}" for a, n in job.l1_regions] \
+                + [f"config {s} {i}" for s in sorted(job.cfg_reads) for i in job.cfg_reads[s]]
+        return prov
+
+    # --- running ---
+    def run(self, case: Case) -> Result:
+        try:
+            job = hw_program.build(case, self.platform)
+        except hw_program.Refusal as e:
+            return Result(REFUSED, message=f"harness: {e}", provenance={**self.provenance(), "refused_by": "harness"})
+        job.max_cycles = self.max_cycles
+        reply = self.worker.run(job)
+        prov = self.provenance(job)
+        if reply.status == "ok":
+            state = hw_readback.decode(job, reply.blobs, self.platform)
+            prov["cycles"] = reply.cycles
+            return Result(OK, state=state, provenance=prov,
+                          unobservable=self.platform.unobservable() + job.unobserved_config)
+        if reply.status == "died" and SIM_ERROR.search(reply.message) and self.sim_path:
+            return Result(REFUSED, message=f"simulator: {reply.message}", provenance={**prov, "refused_by": "simulator"})
+        if reply.status == "timeout" and "simulated cycles" in reply.message:
+            return Result("hang", message=reply.message, provenance=prov)
+        return Result(DEVICE_ERROR, message=reply.message, provenance=prov)
+
+    def close(self) -> None:
+        self.worker.close()
+
+    def __enter__(self) -> "HwBackend":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
