@@ -5,6 +5,8 @@ import numpy as np
 
 from golden.core import Tensix
 from golden.errors import GoldenError
+from golden.ops.config import GLOBAL_BASE, word_mask
+from golden.registers import CONFIG_STATES
 from golden.state import ADC_UNITS, THREADS, AdcChannel, Rwc, TensixState
 from tensix_diff.case import Case
 
@@ -21,7 +23,10 @@ def apply_init(s: TensixState, case: Case) -> None:
             s.thread_config[t][i] = v
     for st, regs in init.config.items():
         for i, v in regs.items():
-            s.config[st][i] = v
+            # Config keeps only named-field bits; words of the GLOBAL section exist once, in both states.
+            v &= word_mask(i) or 0xFFFFFFFF
+            for target in range(CONFIG_STATES) if i >= GLOBAL_BASE else (st,):
+                s.config[target][i] = v
     for addr, data in init.l1:
         s.l1.write(addr, data)
     for row, vals in init.dest:
