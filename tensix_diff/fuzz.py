@@ -26,7 +26,9 @@ from hwbridge.base import DEVICE_ERROR, Result
 from .backends import BACKENDS, BackendUnavailable, get_backend
 from .case import Case, case_hash, dump_case
 from .compare import DEVICE_FAILED, DIVERGED, MATCHED, NothingCompared, Verdict, judge
+from .report_html import campaign_html
 from .store import StoreError
+from .triage import CampaignTriage
 
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 3
 ERRORS_LISTED = 200
@@ -151,6 +153,7 @@ def _run(args) -> int:
     outcomes: Counter = Counter()
     statuses: Counter = Counter()
     divergences, errors = [], []
+    triage = CampaignTriage(args.backend)   # groups divergences by signature (tensix_diff.triage)
     started, t0 = datetime.now(timezone.utc), time.monotonic()
     done = 0
     try:
@@ -165,6 +168,7 @@ def _run(args) -> int:
                 entry = {"index": index, "name": case.name, "case_seed": cs, "case_hash": case_hash(case)}
                 if v.outcome == DIVERGED:
                     divergences.append(_divergence(entry, v, case, report_path, args.limit))
+                    divergences[-1]["triage_signature"] = str(triage.add(case, v))
                     print(f"FAIL {case.name} (case seed {cs}): {v.report(args.limit).splitlines()[0]}", flush=True)
                     if not args.quiet:
                         for line in v.report(args.limit).splitlines()[1:]:
@@ -193,10 +197,14 @@ def _run(args) -> int:
         "regenerate": f"tensix-diff fuzz --seed {seed} --start I --count 1 --profile {p.name}"
                       + (f" --accept-golden {','.join(p.golden)}" if args.accept_golden else "") + " --write-cases DIR",
     }
+    report["triage"] = triage.report()
     report_path.parent.mkdir(parents=True, exist_ok=True)
     report_path.write_text(json.dumps(report, indent=1) + "\n")
+    report_path.with_suffix(".html").write_text(campaign_html(report, triage.examples))
+    if diverged:
+        print("\n".join(report["triage"]["lines"]))
     print(summary)
-    print(f"report: {report_path}")
+    print(f"report: {report_path} (and {report_path.with_suffix('.html').name})")
     if outcomes[DEVICE_FAILED]:
         return EXIT_DEVICE
     return EXIT_DIVERGED if diverged else EXIT_OK

@@ -104,3 +104,48 @@ def page(title: str, sections: Iterable[tuple[str, str]]) -> str:
 
 def pre(lines: Iterable[str]) -> str:
     return "<pre>" + esc("\n".join(lines)) + "</pre>"
+
+
+def dest_from_diffs(diffs) -> tuple[np.ndarray, np.ndarray] | None:
+    """Dest pictures (expected, actual) holding only the differing cells of compare.Diff objects."""
+    cells = [d for d in diffs if d.region == "dest" and isinstance(d.expected, int)]
+    if not cells:
+        return None
+    e, a = np.zeros((1024, 16), dtype=np.uint16), np.zeros((1024, 16), dtype=np.uint16)
+    for d in cells:
+        _, row, _, col = d.location.split()
+        e[int(row), int(col)], a[int(row), int(col)] = d.expected, d.actual
+    return e, a
+
+
+def campaign_html(report: dict, divergent=()) -> str:
+    """A fuzz campaign report: its JSON figures, the triage by signature, and each divergence (case,
+    compare.judge verdict) with a heatmap of its Dest difference."""
+    s = report.get("summary", {})
+    head = [f"seed {report.get('seed')}  profile {report.get('profile')}  {report.get('backend')} against "
+            f"{report.get('against')}",
+            f"{s.get('cases', 0)} cases: {s.get('matched', 0)} matched, {s.get('diverged', 0)} diverged, "
+            f"{s.get('errors', 0)} errors in {report.get('elapsed_s', 0)} s",
+            f"regenerate one case: {report.get('regenerate', '')}"]
+    sections = [("Campaign", pre(head))]
+    tri = report.get("triage")
+    if tri:
+        rows = [(g["count"], g["signature"], g["smallest"], g["smallest_instructions"], g["known"] or "NEW")
+                for g in tri["groups"]]
+        body = table(("count", "signature", "smallest example", "instructions", "known?"), rows,
+                     ["known" if g["known"] else "" for g in tri["groups"]])
+        body += pre(f"known divergence no longer reproduces: {k['signature']} (case {k['case']})"
+                    for k in tri["stale_known"]) if tri["stale_known"] else ""
+        sections.append(("Divergences by signature", body))
+    figs = []
+    for case, verdict in divergent:
+        lines = verdict.report(12).splitlines()
+        pics = dest_from_diffs(verdict.comparison.diffs) if verdict.comparison is not None else None
+        figs.append(f"<h3>{esc(case.name)}</h3>" + pre(lines) + (heatmap_figure(case.name, *pics) if pics else ""))
+    if figs:
+        sections.append(("Each divergence", "".join(figs)))
+    errors = report.get("errors") or []
+    if errors:
+        sections.append(("Cases not compared", table(("case", "outcome", "message"),
+                                                     [(e["name"], e["outcome"], e["message"][:200]) for e in errors])))
+    return page(f"tensix-diff fuzz campaign {report.get('seed')}", sections)

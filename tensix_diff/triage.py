@@ -261,3 +261,45 @@ def triage_report(divergences: Iterable[Divergence], seen: dict[str, Signature |
         "new": sum(g.count for g in groups if not g.known),
         "lines": summary_lines(groups, stale),
     }
+
+
+# --- the calls a campaign or a test run makes -----------------------------------------------------------
+
+class CampaignTriage:
+    """Collects a campaign's divergences as they happen: ``add(case, verdict)`` for each compare.judge
+    verdict that diverged; ``report()`` groups them by signature. The first ``keep`` (case, verdict) pairs
+    are kept for pictures (``examples``); the rest only as signatures."""
+
+    def __init__(self, backend: str | None = None, keep: int = 50, known_path: str | Path = KNOWN_PATH):
+        self.backend, self.keep, self.known_path = backend, keep, known_path
+        self.divergences: list[Divergence] = []
+        self.examples: list[tuple[Case, Verdict]] = []
+
+    def add(self, case: Case, verdict: Verdict) -> Signature | None:
+        sig = signature(case, verdict)
+        if sig is not None:
+            self.divergences.append(Divergence(case, sig, verdict.message))
+            if len(self.examples) < self.keep:
+                self.examples.append((case, verdict))
+        return sig
+
+    def report(self) -> dict:
+        return triage_report(self.divergences, backend=self.backend, known_path=self.known_path)
+
+
+def known_reason(case: Case, verdict: Verdict, backend: str | None = None,
+                 known_path: str | Path = KNOWN_PATH) -> str | None:
+    """If this divergence is a known one, the text to xfail it with; else None."""
+    sig = signature(case, verdict)
+    entry = known_for(sig, load_known(known_path), backend) if sig is not None else None
+    return f"known divergence {sig}: {entry.reason}" if entry else None
+
+
+def stale_known(case: Case, verdict: Verdict, backend: str | None = None,
+                known_path: str | Path = KNOWN_PATH) -> list[str]:
+    """Known entries naming this case whose divergence it no longer shows, as report lines."""
+    entries = [k for k in load_known(known_path) if k.case == case.name]
+    if not entries:
+        return []
+    return [f"known divergence no longer reproduces: {k.signature} (case {k.case}): {k.reason}"
+            for k in no_longer_reproducing(entries, {case.name: signature(case, verdict)}, backend)]
