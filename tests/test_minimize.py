@@ -163,3 +163,50 @@ def test_the_command_replays_a_recorded_minimisation_and_writes_the_bundle(plant
     assert main(["minimize", str(path), "--backend", "replay", "--recordings", str(store), "-q"]) == 2
     assert main(["minimize", str(path), "--backend", "golden", "-q"]) == 0      # golden against itself matches
     assert main(["minimize", str(path), "--backend", "nosuch"]) == 2
+
+
+def first_name(report: dict) -> str:
+    return report["divergences"][0]["name"]
+
+
+def test_a_planted_bug_found_by_a_campaign_against_recordings_minimises_to_four_instructions(tmp_path, monkeypatch,
+                                                                                             capsys):
+    """Done criterion: golden with an off-by-one in one AddrMod field, fuzzed against recordings of the
+    unmodified model; the first divergence shrinks to at most 4 instructions within 200 device runs."""
+    import json
+
+    from generators.bulk import generate
+    from tensix_diff import fuzz
+    from tensix_diff.cli import main
+    from tensix_diff.store import Store
+    seed, count = 2, 60
+    device = FixtureDevice(Store(tmp_path / "recordings"))
+    for _, case in generate(seed, count, "counters"):
+        device.run(case)                                   # the "device" side, recorded once
+    with planted_addrmod_bug():
+        planted = planted_golden()
+        real = fuzz.get_backend
+        monkeypatch.setattr(fuzz, "get_backend", lambda name, **kw: planted if name == "golden" else real(name, **kw))
+        code = main(["fuzz", "--seed", str(seed), "--count", str(count), "--profile", "counters", "--backend", "replay",
+                     "--recordings", str(tmp_path / "recordings"), "--report", str(tmp_path / "campaign.json"), "-q"])
+        out = capsys.readouterr().out
+        assert code == 1 and out.startswith(f"seed: {seed}\n")
+        report = json.loads((tmp_path / "campaign.json").read_text())
+        assert report["summary"]["diverged"] >= 1 and report["summary"]["errors"] == 0
+        groups = report["triage"]["groups"]
+        assert {g["signature"] for g in groups} <= {"rwc.srcb @MATH", "rwc.srcb+rwc.srcb_cr @MATH"}
+        assert f"{groups[0]['count']:5d} x {groups[0]['signature']}" in out
+        page = (tmp_path / "campaign.html").read_text()
+        assert groups[0]["signature"] in page and first_name(report) in page and "http" not in page
+        first = load_case(report["divergences"][0]["case_file"])
+        device.runs = 0
+        rep = Minimizer(device.run, planted.run, max_runs=200).minimize(first)
+        assert rep.status == "minimised" and not rep.budget_exhausted
+        assert rep.runs == device.runs <= 200
+        assert rep.minimal_length <= 4 < rep.original_length
+        small = minimal_case(rep, first, "golden-planted")
+        write_bundle(small, rep.device, tmp_path / "small.yaml")
+        again = ReplayBackend(root=tmp_path / "small.recordings").run(load_case(tmp_path / "small.yaml"))
+        assert classify(small, again, planted.run(small))[1] == rep.minimal_signature
+    print(f"planted bug: {first.name}: {rep.original_length} -> {rep.minimal_length} instructions in {rep.runs} "
+          f"device runs; {report['summary']['diverged']} of {count} cases diverged")
