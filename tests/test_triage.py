@@ -124,3 +124,39 @@ def test_a_malformed_known_divergences_file_is_one_clear_error(tmp_path):
     with pytest.raises(ValueError, match="entry 0 needs 'signature' and 'reason'"):
         load_known(bad)
     assert load_known(tmp_path / "absent.yaml") == []
+
+
+def test_campaign_triage_and_the_test_run_hooks(planted, tmp_path):
+    from tensix_diff.report_html import campaign_html
+    from tensix_diff.triage import CampaignTriage, known_reason, stale_known
+    known = tmp_path / "known.yaml"
+    known.write_text("- signature: 'rwc.srcb @MATH'\n  reason: planted for this test\n  case: gone\n")
+    cases = [Case(f"k{i}", "", {0: asm(*[f"ZEROACC clear_mode=0 addr_mode={SECTION} where={i}"] * (i + 1))},
+                  Init(thread_config={0: {AB + SECTION: 0x0100}})) for i in range(3)]
+    tri = CampaignTriage("replay", keep=2, known_path=known)
+    for c in cases:
+        verdict, _ = classify(c, device_result(c), planted.run(c))
+        assert str(tri.add(c, verdict)) == "rwc.srcb @MATH"
+        assert known_reason(c, verdict, "replay", known) == "known divergence rwc.srcb @MATH: planted for this test"
+    rep = tri.report()
+    assert [(g["count"], g["smallest"], g["known"]) for g in rep["groups"]] == [(3, "k0", "planted for this test")]
+    assert rep["new"] == 0 and len(tri.examples) == 2
+    page = campaign_html({"seed": 7, "summary": {"cases": 3, "diverged": 3}, "triage": rep}, tri.examples)
+    assert "planted for this test" in page and "<h3>k1</h3>" in page and "<h3>k2</h3>" not in page
+    gone = Case("gone", "", {0: asm("ZEROACC clear_mode=0 addr_mode=0 where=0")})
+    verdict, _ = classify(gone, device_result(gone), planted.run(gone))
+    assert stale_known(gone, verdict, "replay", known) == [
+        "known divergence no longer reproduces: rwc.srcb @MATH (case gone): planted for this test"]
+    assert stale_known(cases[0], verdict, "replay", known) == []
+
+
+def test_the_campaign_page_draws_a_dest_difference_from_the_comparison():
+    from tensix_diff.report_html import campaign_html
+    case = Case("dest-diff", "", {0: asm("ZEROACC clear_mode=0 addr_mode=0 where=0")})
+
+    def edit(state):
+        state["dest"][17][2] = 0x3F80
+    verdict, sig = classify(case, device_result(case, edit), GoldenBackend().run(case))
+    assert str(sig) == "dest.bits @?"
+    page = campaign_html({"seed": 1}, [(case, verdict)])
+    assert page.count("data:image/png;base64,") == 1 and "1 Dest cells differ (rows 17..17)" in page
