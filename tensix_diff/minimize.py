@@ -128,14 +128,19 @@ class Minimizer:
 
     def _run(self, case: Case) -> Outcome:
         model = self.against(case)
-        if not model.ok and model.status != HANG:   # nothing to compare with: spare the device
-            return Outcome(model.status, message=model.message)
+        if not model.ok and not (model.status == HANG and self._status_target()):
+            return Outcome(model.status, message=model.message)   # it cannot show the divergence: spare the device
         if self.runs >= self.max_runs:
             raise BudgetExhausted()
         self.runs += 1
         dev = self.device(case)
         verdict, sig = self.classify(case, dev, model)
         return Outcome(verdict.outcome, sig, dev, verdict.message)
+
+    def _status_target(self) -> bool:
+        """Is the divergence being kept one of statuses (e.g. the model hangs, the device does not)? Before
+        the original has run, any outcome may be it."""
+        return self.target is None or self.target.fields[0].startswith("status.")
 
     def test(self, case: Case) -> bool:
         """Does ``case`` show the target divergence? If so, and it is smaller, it becomes the best."""

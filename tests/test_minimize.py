@@ -210,3 +210,22 @@ def test_a_planted_bug_found_by_a_campaign_against_recordings_minimises_to_four_
         assert classify(small, again, planted.run(small))[1] == rep.minimal_signature
     print(f"planted bug: {first.name}: {rep.original_length} -> {rep.minimal_length} instructions in {rep.runs} "
           f"device runs; {report['summary']['diverged']} of {count} cases diverged")
+
+
+def test_candidates_the_model_hangs_on_never_reach_the_device(planted):
+    """Deleting the SEMPOST leaves thread 0 waiting forever: golden says hang, and a device would time out.
+    The divergence kept is not one of statuses, so such candidates are dropped without a device run."""
+    case = Case("sync", "", {0: asm("SEMWAIT stall_res=2 sem_sel=1 wait_sem_cond=1", "SEMGET sem_sel=1",
+                                    zeroacc(SECTION, 1)),
+                             1: asm("INCRWC rwc_cr=0 rwc_d=1 rwc_b=0 rwc_a=0", "SEMPOST sem_sel=1")},
+                Init(thread_config={0: {AB + SECTION: 0x0100}}))
+    hung_on_device = []
+
+    class Watchful(FixtureDevice):
+        def run(self, c):
+            if planted.run(c).status == "hang":
+                hung_on_device.append(c)
+            return super().run(c)
+
+    rep = Minimizer(Watchful().run, planted.run).minimize(case)
+    assert rep.status == "minimised" and rep.minimal_length == 1 and hung_on_device == []
