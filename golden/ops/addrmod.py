@@ -7,6 +7,8 @@ undocumented for Blackhole, so golden refuses to guess while it is set.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ..errors import NotModelled
 from ..registers import thread_config_field
 from ..state import DST_MASK, FIDELITY_MASK, SRC_MASK, Rwc
@@ -34,28 +36,33 @@ def _update(cur: int, cr: int, incr: int, clear: int, use_cr: int, c_to_cr: int,
     return (cur + incr) & mask, cr
 
 
+@lru_cache(maxsize=4096)
+def _section(ab: int, dst: int, bias: int) -> tuple[tuple[int, ...], ...]:
+    """One AddrMod section's fields, parsed once per distinct (AB, DST, BIAS) register triple."""
+    return ((_bits(ab, 0, 6), _bits(ab, 7, 1), _bits(ab, 6, 1), 0),
+            (_bits(ab, 8, 6), _bits(ab, 15, 1), _bits(ab, 14, 1), 0),
+            (_bits(dst, 0, 10), _bits(dst, 11, 1), _bits(dst, 10, 1), _bits(dst, 12, 1)),
+            (_bits(dst, 15, 1), _bits(dst, 13, 2), _bits(bias, 4, 1), _bits(bias, 0, 4) & 3))
+
+
 def apply_addr_mod(m, t: int, addr_mode: int, update_fidelity: bool = True) -> None:
     """ApplyAddrMod (update_fidelity=False is ApplyPartialAddrMod, used by SFPLOAD/SFPSTORE)."""
     rwc: Rwc = m.s.rwc[t]
     if rwc.bias:
         raise NotModelled("AddrMod with ExtraAddrModBit set: Blackhole section selection undocumented")
     tc = m.s.thread_config[t]
-    ab = tc[AB_SEC0 + addr_mode]
-    dst = tc[DST_SEC0 + addr_mode]
-    bias = tc[BIAS_SEC0 + addr_mode]
+    a, b, d, (fid_clear, fid_incr, bias_clear, bias_incr) = _section(
+        tc[AB_SEC0 + addr_mode], tc[DST_SEC0 + addr_mode], tc[BIAS_SEC0 + addr_mode])
 
-    rwc.srca, rwc.srca_cr = _update(rwc.srca, rwc.srca_cr, _bits(ab, 0, 6), _bits(ab, 7, 1), _bits(ab, 6, 1), 0,
-                                    SRC_MASK)
-    rwc.srcb, rwc.srcb_cr = _update(rwc.srcb, rwc.srcb_cr, _bits(ab, 8, 6), _bits(ab, 15, 1), _bits(ab, 14, 1), 0,
-                                    SRC_MASK)
-    rwc.dst, rwc.dst_cr = _update(rwc.dst, rwc.dst_cr, _bits(dst, 0, 10), _bits(dst, 11, 1), _bits(dst, 10, 1),
-                                  _bits(dst, 12, 1), DST_MASK)
+    rwc.srca, rwc.srca_cr = _update(rwc.srca, rwc.srca_cr, *a, SRC_MASK)
+    rwc.srcb, rwc.srcb_cr = _update(rwc.srcb, rwc.srcb_cr, *b, SRC_MASK)
+    rwc.dst, rwc.dst_cr = _update(rwc.dst, rwc.dst_cr, *d, DST_MASK)
     if update_fidelity:
-        if _bits(dst, 15, 1):
+        if fid_clear:
             rwc.fidelity = 0
         else:
-            rwc.fidelity = (rwc.fidelity + _bits(dst, 13, 2)) & FIDELITY_MASK
-    if _bits(bias, 4, 1):
+            rwc.fidelity = (rwc.fidelity + fid_incr) & FIDELITY_MASK
+    if bias_clear:
         rwc.bias = 0
-    elif _bits(bias, 0, 4) & 3:
+    elif bias_incr:
         rwc.bias ^= 1
