@@ -107,11 +107,27 @@ class Coverage:
             out.append((name, c.ins.unit, c.ins.golden, c.level, c.cases["compared"], c.cases["golden"],
                         ",".join(map(str, c.addr_modes("compared"))) or "-",
                         f"{len(c.seen('modes', 'compared'))}/{len(c.seen('modes', 'golden'))}/{possible_modes(c.ins)}",
-                        f"{len(c.seen('classes', 'compared'))}/{len(c.seen('classes', 'golden'))}/{c.class_total}"))
+                        f"{len(c.seen('classes', 'compared'))}/{len(c.seen('classes', 'golden'))}/{c.class_total}",
+                        "refuses" if c.ins.ttsim_unsupported else ""))
+        return out
+
+    def mode_rows(self) -> list[tuple]:
+        """Per instruction that ran and mode field: the values at each evidence level, and how many untested."""
+        out = []
+        for name in sorted(self.instructions):
+            c = self.instructions[name]
+            for f in (f for f in c.ins.fields if is_mode_field(f.name)):
+                by_level, shown = [], set()
+                for lv in LEVELS[:3]:
+                    vals = sorted(v for n, v in c.modes[lv] if n == f.name and v not in shown)
+                    shown.update(vals)
+                    by_level.append(",".join(map(str, vals)) or "-")
+                if shown:
+                    out.append((name, f.name, *by_level, (1 << f.width) - len(shown)))
         return out
 
     HEADERS = ("instruction", "unit", "golden", "evidence", "cases cmp", "cases gold", "addr_mode cmp",
-               "modes cmp/run/all", "classes cmp/run/all")
+               "modes cmp/run/all", "classes cmp/run/all", "ttsim")
 
     def to_json(self) -> dict:
         return {"cases": self.cases, "case_levels": self.case_levels,
@@ -165,7 +181,7 @@ def terminal_table(cov: Coverage, only: str | None = None) -> str:
     rows = [r for r in cov.rows() if only is None or r[3] == only]
     widths = [max(len(str(x)) for x in col) for col in zip(cov.HEADERS, *rows)]
     fmt = "  ".join(f"{{:{'>' if 4 <= i <= 5 else '<'}{w}}}" for i, w in enumerate(widths))
-    return "\n".join(fmt.format(*map(str, r)) for r in [cov.HEADERS, *rows])
+    return "\n".join(fmt.format(*map(str, r)).rstrip() for r in [cov.HEADERS, *rows])
 
 
 def html_report(cov: Coverage) -> str:
@@ -174,7 +190,9 @@ def html_report(cov: Coverage) -> str:
               "'cmp/run/all': items compared against a device / run anywhere / possible.</p>")
     cls = {"compared": "device", "recorded": "device", "golden": "golden", "never": "never"}
     sections = [("Summary", H.pre(cov.summary_lines()) + legend),
-                ("Instructions", H.table(cov.HEADERS, cov.rows(), [cls[r[3]] for r in cov.rows()]))]
+                ("Instructions", H.table(cov.HEADERS, cov.rows(), [cls[r[3]] for r in cov.rows()])),
+                ("Mode values of the instructions that ran",
+                 H.table(("instruction", "field", *LEVELS[:3], "untested values"), cov.mode_rows()))]
     figs = [H.heatmap_figure(f"{c.name}: {s}", d["dest"], g["dest"]) for c, d, g, s in cov.divergences
             if "dest" in d and "dest" in g]
     if cov.divergences:
@@ -194,7 +212,12 @@ def collect(paths: list[str], recordings: str | None = None) -> list[tuple[Case,
     out = []
     for case in load_cases(paths):
         rec = replay.run(case)
-        out.append((case, golden.run(case), rec if rec.status not in ("missing", "stale") else None))
+        try:
+            model = golden.run(case)
+        except Exception as e:  # a golden bug: counted as not run, and said, never a traceback
+            print(f"coverage: golden raised on {case.name}: {type(e).__name__}: {e}", file=sys.stderr)
+            model = Result("golden-crash", message=f"{type(e).__name__}: {e}")
+        out.append((case, model, rec if rec.status not in ("missing", "stale") else None))
     return out
 
 
