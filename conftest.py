@@ -35,7 +35,6 @@ settings.register_profile("hw", derandomize=True, database=None, deadline=None, 
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 SUMMARY_KEY = "tensix_diff_summary"
-COUNTS = ("compared", "matched", "diverged", "missing", "stale", "uncompared", "device-failed", "ran")
 
 
 def pytest_addoption(parser):
@@ -62,7 +61,7 @@ class TensixDiffPlugin:
         rec = config.getoption("recordings")
         self.store = Store(Path(rec) if rec else None)
         self.strict = config.getoption("strict_recordings")
-        self.counts: Counter = Counter()
+        self.outcomes: dict[str, str] = {}   # case hash -> last outcome (a case shrunk or re-run counts once)
         self._backend = None
         self._golden = None
         self._unavailable: str | None = None
@@ -102,21 +101,19 @@ class TensixDiffPlugin:
         backend = self.backend()
         expected = self.golden().run(case)
         if self.backend_name == "golden":
-            self.counts["ran"] += 1
+            self.outcomes[case_hash(case)] = "ran"
             return Verdict("ran", f"golden: {expected.status}")
         try:
             actual = backend.run(case)
+            if self.backend_name == "hw" and self.record_mode != "none":
+                self.store.record(case, actual, self.record_mode)
         except StoreError as e:
             pytest.fail(str(e), pytrace=False)
-        if self.backend_name == "hw" and self.record_mode != "none":
-            self.store.record(case, actual, self.record_mode)
         try:
             verdict = judge(expected, actual, ("golden", self.backend_name))
         except NothingCompared as e:
             verdict = Verdict("uncompared", str(e))
-        self.counts[verdict.outcome] += 1
-        if verdict.outcome in (MATCHED, DIVERGED):
-            self.counts["compared"] += 1
+        self.outcomes[case_hash(case)] = verdict.outcome
         if verdict.outcome == DIVERGED:
             pytest.fail(f"case {case.name} ({case.source}): golden and {self.backend_name} disagree\n"
                         + verdict.report() + self.minimized(case), pytrace=False)
@@ -140,16 +137,21 @@ class TensixDiffPlugin:
     def pytest_sessionfinish(self, session):
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:   # an xdist worker: hand the counts to the controller
-            workeroutput[SUMMARY_KEY] = dict(self.counts)
+            workeroutput[SUMMARY_KEY] = dict(self.outcomes)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error):
-        self.counts.update(getattr(node, "workeroutput", {}).get(SUMMARY_KEY, {}))
+        self.outcomes.update(getattr(node, "workeroutput", {}).get(SUMMARY_KEY, {}))
+
+    def counts(self) -> Counter:
+        c = Counter(self.outcomes.values())
+        c["compared"] = c[MATCHED] + c[DIVERGED]
+        return c
 
     def pytest_terminal_summary(self, terminalreporter):
-        if hasattr(self.config, "workerinput") or not self.counts:
+        if hasattr(self.config, "workerinput") or not self.outcomes:
             return
-        c = self.counts
+        c = self.counts()
         if self.backend_name == "golden":
             line = f"tensix-diff (golden only): {c['ran']} cases run on golden, none compared"
         else:
@@ -241,8 +243,8 @@ class CaseItem(pytest.Item):
     def runtest(self):
         plugin = _plugin(self.config)
         verdict = plugin.check(self.case)
-        if verdict.outcome in ("missing", "stale", "uncompared"):
-            pytest.skip(f"{verdict.outcome}: {verdict.message}")
+        if verdict.outcome in ("missing", "stale", "uncompared"):   # reported at the case file, not here
+            raise pytest.skip.Exception(f"{self.case.name}: {verdict.message}", _use_item_location=True)
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, (StoreError, CaseError)):

@@ -129,7 +129,8 @@ def _run(args) -> int:
         outcomes[verdict.outcome] += 1
         if not args.quiet or verdict.outcome not in (MATCHED, "ran"):
             label = {MATCHED: "ok", "ran": "ok", DIVERGED: "FAIL"}.get(verdict.outcome, verdict.outcome.upper())
-            body = verdict.report(args.limit).splitlines() if verdict.comparison is not None else [verdict.message]
+            full = verdict.comparison is not None and verdict.outcome != MATCHED
+            body = verdict.report(args.limit).splitlines() if full else [verdict.message]
             print(f"{label} {case.name}: {body[0]}")
             for line in body[1:]:
                 print(f"    {line}")
