@@ -252,4 +252,4 @@ class CaseItem(pytest.Item):
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):
-        return self.path, None, f"case {self.case.name}"
+        return self.path, 0, f"case {self.case.name}"
