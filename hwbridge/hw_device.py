@@ -31,10 +31,10 @@ class Device:
 
         self.simulator = simulator
         self.ctx = init_ttexalens(simulation_directory=simulator) if simulator else init_ttexalens()
-        self.dev = self.ctx.devices[min(self.ctx.device_ids)]
+        umd_dev = self.ctx.umd_api.devices[min(self.ctx.device_ids)]   # skip tt-exalens's register tables
         tt_umd.set_thread_noc_id(tt_umd.NocId.NOC0)
-        self.raw = self.dev._umd_device._UmdDevice__device      # the tt_umd.TTDevice tt-exalens wraps
-        soc = self.raw.get_soc_descriptor() if hasattr(self.raw, "get_soc_descriptor") else tt_umd.SocDescriptor(self.raw)
+        self.raw = umd_dev._UmdDevice__device                    # the tt_umd.TTDevice tt-exalens wraps
+        soc = umd_dev.soc_descriptor
         workers = soc.get_cores(tt_umd.CoreType.TENSIX, tt_umd.CoordSystem.NOC0)
         noc0 = core or (workers[0].x, workers[0].y)
         if all((c.x, c.y) != tuple(noc0) for c in workers):

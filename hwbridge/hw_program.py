@@ -133,11 +133,12 @@ def _dest_lanes(rows: dict[int, list[int]], group: int, odd: int) -> list[int]:
 
 
 def _dest(p: rv.Program, case: Case) -> None:
-    """Write every Dest cell (zero or the case's init) with SFPSTORE raw-16-bit stores; rows end valid.
+    """Write every Dest cell (zero or the case's init) with raw 16-bit SFPSTOREs; every row ends valid.
 
-    SFPSTORE (instr_mod0 6) at Dest address 4g (+2) writes rows 4g..4g+3, even (odd) columns, lane
-    ``8 * (row - 4g) + col // 2``. Lanes get distinct values by enabling one lane at a time:
-    LReg1 = LReg15 (2 * lane) - 2k, lane flags = (LReg1 == 0), then SFPLOADI."""
+    SFPSTORE (instr_mod0 6) at Dest address 4g (+2) writes rows 4g..4g+3, even (odd) columns, from
+    lane ``8 * (row - 4g) + col // 2``. Distinct lane values cost two instructions each: walking k
+    from 31 down, SFPIADD LReg1 = LReg15 (2 * lane) - (2k + 1) clears the flag of lane k + 1 (the
+    flags only narrow), so SFPLOADI writes v_k into lanes 0..k and later lanes overwrite the rest."""
     rows = {r: list(v) for r, v in case.init.dest}
     p.tensix(_t("SFPENCC", imm12_math=3, instr_mod1=10))               # lanes enabled, all flags set
     for r in range(8):
@@ -149,15 +150,12 @@ def _dest(p: rv.Program, case: Case) -> None:
             if not lanes or not any(lanes):
                 p.tensix(_t("SFPSTORE", lreg_ind=7, instr_mod0=6, dest_reg_addr=addr))
                 continue
-            common = Counter(lanes).most_common(1)[0][0]
-            p.tensix(_t("SFPLOADI", lreg_ind=0, instr_mod0=2, imm16=common))
-            for k, v in enumerate(lanes):
-                if v == common:
-                    continue
-                p.tensix(_t("SFPIADD", imm12_math=(-2 * k) & 0xFFF, lreg_c=15, lreg_dest=1, instr_mod1=5))
-                p.tensix(_t("SFPSETCC", lreg_c=1, instr_mod1=6))
-                p.tensix(_t("SFPLOADI", lreg_ind=0, instr_mod0=2, imm16=v))
-                p.tensix(_t("SFPENCC", instr_mod1=0))
+            p.tensix(_t("SFPLOADI", lreg_ind=0, instr_mod0=2, imm16=lanes[31]))
+            for k in range(30, -1, -1):
+                if lanes[k] != lanes[k + 1]:
+                    p.tensix(_t("SFPIADD", imm12_math=(-(2 * k + 1)) & 0xFFF, lreg_c=15, lreg_dest=1, instr_mod1=1))
+                    p.tensix(_t("SFPLOADI", lreg_ind=0, instr_mod0=2, imm16=lanes[k]))
+            p.tensix(_t("SFPENCC", instr_mod1=0))                         # all flags set again
             p.tensix(_t("SFPSTORE", lreg_ind=0, instr_mod0=6, dest_reg_addr=addr))
     for r in range(2):
         p.tensix(_t("SFPLOADI", lreg_ind=r, instr_mod0=2, imm16=0))
@@ -246,10 +244,11 @@ def thread_program(case: Case, t: int, plat: Platform, cfg_reads: dict[int, list
     _gprs(p, case, t)
     _store_words(p, M.MOP_CFG_BASE, [(4 * i, 0) for i in range(9)])
     _thread_config(p, case, t, plat)
+    _counters(p)
     if t == 1:
         _shared_state(p)
         _dest(p, case)
-    _counters(p)
+        _counters(p)
     _drain(p)
     p.li(rv.T0, M.READY + 4 * t).li(rv.T1, 1).emit(rv.sw(rv.T1, rv.T0, 0))
     _wait_flags(p, M.READY, range(THREADS), "barrier")

@@ -1,14 +1,21 @@
 """The device lives in a worker process; the backend survives whatever the device does.
 
-The worker is a fresh interpreter (``python -m hwbridge.hw_worker``: never ``fork``, an initialised
-simulator maps 32 GiB; not multiprocessing's spawn either, which re-imports the caller's main module)
-that opens the device once and serves jobs over a socket pair. Its stdout/stderr go to a log file,
-because ttsim reports a fatal error by printing a line and exiting the process. The parent turns a dead worker, a job that
-never finishes, or a device exception into a message, restarts the worker and carries on.
+A worker opens the device once and serves jobs over a socket pair. Its stdout/stderr go to a log file,
+because ttsim reports a fatal error by printing a line and exiting the process. The parent turns a
+dead worker, a job that never finishes, or a device exception into a message; the next job gets a
+fresh worker.
+
+Workers are forked from a zygote: a fresh interpreter (``python -m hwbridge.hw_worker``; never a fork
+of the caller, and not multiprocessing's spawn, which re-imports the caller's main module) that has
+imported tt-umd and tt-exalens but opened nothing. Forking it costs milliseconds where a cold start
+costs about 0.4 s of imports; the simulator itself (which maps 32 GiB and cannot be forked once
+initialised) is only ever opened in the forked child. The zygote runs single-threaded
+(OPENBLAS_NUM_THREADS=1) so forking it is safe.
 """
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -16,9 +23,11 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection
+from multiprocessing.reduction import recv_handle, send_handle
 from pathlib import Path
 
 START_TIMEOUT = 120.0
+SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 @dataclass
@@ -29,14 +38,14 @@ class Reply:
     message: str = ""
 
 
-def _serve(conn, simulator: str | None, core: tuple[int, int] | None) -> None:
+def _serve(conn: Connection, simulator: str | None, core: tuple[int, int] | None) -> None:
     from hwbridge.hw_device import Device
     try:
         dev = Device(simulator, core)
     except Exception as e:  # noqa: BLE001 - reported to the parent as a device error
         conn.send(("error", f"cannot open the device: {type(e).__name__}: {e}"))
         return
-    conn.send(("ready", dev.info()))
+    conn.send(("ready", {**dev.info(), "pid": os.getpid()}))
     while True:
         try:
             msg = conn.recv()
@@ -50,67 +59,155 @@ def _serve(conn, simulator: str | None, core: tuple[int, int] | None) -> None:
             conn.send(("error", f"{type(e).__name__}: {e}"))
 
 
+def _zygote(ctl: Connection) -> None:
+    """Preload the device stack, then fork one worker per request; the child's socket goes back by fd."""
+    import tt_umd  # noqa: F401 - preloaded for the children
+    import ttexalens.tt_exalens_init  # noqa: F401
+    import hwbridge.hw_device  # noqa: F401
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)     # children are reaped by the kernel
+    ctl.send(("zygote", os.getpid()))
+    while True:
+        try:
+            _, log_path, simulator, core = ctl.recv()
+        except EOFError:
+            return
+        ours, theirs = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                ctl.close()
+                ours.close()
+                fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+                os.dup2(fd, 1)
+                os.dup2(fd, 2)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                _serve(Connection(theirs.detach()), simulator, core)
+            finally:
+                os._exit(0)
+        theirs.close()
+        send_handle(ctl, ours.fileno(), os.getppid())
+        ours.close()
+        ctl.send(pid)
+
+
+class Zygote:
+    """The fork server; one per backend."""
+
+    def __init__(self):
+        self.proc = None
+        self.ctl: Connection | None = None
+        self.log_path = ""
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self, log_path: str) -> None:
+        ours, theirs = socket.socketpair()
+        env = dict(os.environ, **SINGLE_THREADED, PYTHONPATH=os.pathsep.join(
+            [str(Path(__file__).resolve().parents[1])] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+        with open(log_path, "ab") as log:
+            self.proc = subprocess.Popen([sys.executable, "-m", "hwbridge.hw_worker", str(theirs.fileno())],
+                                         pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=log,
+                                         stderr=log, env=env)
+        theirs.close()
+        self.ctl = Connection(ours.detach())
+        if not self.ctl.poll(START_TIMEOUT):
+            self.stop()
+            raise RuntimeError(f"the device zygote did not start within {START_TIMEOUT:g} s")
+        try:
+            self.ctl.recv()
+        except EOFError:
+            raise RuntimeError("the device zygote exited while importing tt-umd/tt-exalens (see its log)") from None
+
+    def fork(self, log_path: str, simulator: str | None, core: tuple[int, int] | None) -> tuple[Connection, int]:
+        self.ctl.send(("fork", log_path, simulator, core))
+        fd = recv_handle(self.ctl)
+        return Connection(fd), self.ctl.recv()
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        try:
+            self.ctl.close()
+            try:
+                self.proc.wait(2.0)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5.0)
+        finally:
+            self.proc = self.ctl = None
+
+
 class Worker:
     """A restartable device worker. ``run`` never raises for device trouble; it returns a Reply."""
 
     def __init__(self, simulator: str | None, core: tuple[int, int] | None = None, timeout: float = 60.0):
         self.simulator, self.core, self.timeout = simulator, core, timeout
-        self.proc = None
-        self.conn = None
+        self.zygote = Zygote()
+        self.conn: Connection | None = None
+        self.pid: int | None = None
         self.info: dict = {}
         self.starts = 0
         fd, self.log_path = tempfile.mkstemp(prefix="tensix-diff-hw-", suffix=".log")
         os.close(fd)
 
+    @property
+    def restarts(self) -> int:
+        return max(0, self.starts - 1)
+
     # --- lifecycle ---
     def start(self) -> None:
-        ours, theirs = socket.socketpair()
-        core = "" if self.core is None else "{},{}".format(*self.core)
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [str(Path(__file__).resolve().parents[1])] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "hwbridge.hw_worker", str(theirs.fileno()), self.simulator or "", core],
-                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env)
-        theirs.close()
+        if not self.zygote.alive():
+            self.zygote.start(self.log_path)
+        offset = os.path.getsize(self.log_path)
+        self.conn, self.pid = self.zygote.fork(self.log_path, self.simulator, self.core)
         self.starts += 1
-        parent = self.conn = Connection(ours.detach())
-        if not parent.poll(START_TIMEOUT):
+        if not self.conn.poll(START_TIMEOUT):
             self.stop()
-            raise RuntimeError(f"the device worker did not start within {START_TIMEOUT:g} s")
+            raise RuntimeError(f"the device worker did not open the device within {START_TIMEOUT:g} s")
         try:
-            kind, payload = parent.recv()
+            kind, payload = self.conn.recv()
         except EOFError:
-            raise RuntimeError(f"the device worker exited while opening the device: {self._log_tail(0)}") from None
+            self._drop()
+            raise RuntimeError(f"the device worker exited while opening the device: {self._log_tail(offset)}") from None
         if kind != "ready":
             self.stop()
             raise RuntimeError(payload)
         self.info = payload
 
     def stop(self) -> None:
-        if self.proc is None:
+        """End the current worker (ask, then kill it by its pid); the zygote stays for the next one."""
+        if self.conn is None:
             return
         try:
-            if self.proc.poll() is None:
-                try:
-                    self.conn.send(("close",))
-                except (OSError, BrokenPipeError):
-                    pass
-                try:
-                    self.proc.wait(2.0)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait(5.0)
-        finally:
-            self.conn.close()
-            self.proc = self.conn = None
+            self.conn.send(("close",))
+        except OSError:
+            pass
+        deadline = time.monotonic() + 2.0
+        while self._alive() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        if self._alive():
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self._drop()
 
-    @property
-    def restarts(self) -> int:
-        return max(0, self.starts - 1)
+    def _alive(self) -> bool:
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    def _drop(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+        self.conn = self.pid = None
 
     def close(self) -> None:
         self.stop()
+        self.zygote.stop()
         try:
             os.unlink(self.log_path)
         except OSError:
@@ -118,59 +215,42 @@ class Worker:
 
     # --- jobs ---
     def run(self, job, timeout: float | None = None) -> Reply:
-        if self.proc is None:
+        if self.conn is None:
             self.start()
         timeout = self.timeout if timeout is None else timeout
         offset = os.path.getsize(self.log_path)
-        payload = asdict(job) if not isinstance(job, dict) else job
+        payload = job if isinstance(job, dict) else asdict(job)
         try:
             self.conn.send(("run", payload, timeout))
             if not self.conn.poll(timeout + 10.0):
                 self.stop()
                 return Reply("timeout", message=f"timeout: no answer from the device within {timeout + 10:g} s")
             msg = self.conn.recv()
-        except (EOFError, OSError, BrokenPipeError):
-            code = self._reap()
-            return Reply("died", message=f"device worker exited (code {code}): {self._log_tail(offset)}")
+        except (EOFError, OSError):
+            self._drop()
+            return Reply("died", message=f"device worker exited: {self._log_tail(offset)}")
         if msg[0] == "ok":
             return Reply("ok", blobs=msg[1], cycles=msg[2])
-        if msg[0] == "timeout":
-            self.stop()           # the core is still busy: start from a fresh worker
-            return Reply("timeout", message=msg[1])
-        self.stop()
-        return Reply("error", message=msg[1])
-
-    def _reap(self) -> int | None:
-        proc = self.proc
-        if proc is not None:
-            try:
-                code = proc.wait(5.0)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                code = proc.wait(5.0)
-            self.conn.close()
-            self.proc = self.conn = None
-            return code
-        return None
+        self.stop()           # the core may still be busy: the next job gets a fresh worker
+        return Reply("timeout" if msg[0] == "timeout" else "error", message=msg[1])
 
     def _log_tail(self, offset: int) -> str:
         """The simulator's own words: its ERROR line if it printed one, else the last log line."""
-        time.sleep(0.01)
-        try:
-            with open(self.log_path, "rb") as f:
-                f.seek(offset)
-                text = f.read().decode(errors="replace")
-        except OSError:
-            return "(no log)"
+        text = ""
+        for _ in range(20):          # the dying process may still be flushing
+            try:
+                with open(self.log_path, "rb") as f:
+                    f.seek(offset)
+                    text = f.read().decode(errors="replace")
+            except OSError:
+                return "(no log)"
+            if "ERROR" in text:
+                break
+            time.sleep(0.005)
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         errors = [ln for ln in lines if "ERROR" in ln]
         return (errors or lines or ["(no output)"])[-1][:500]
 
 
-def main(argv: list[str]) -> None:
-    fd, simulator, core = int(argv[0]), argv[1] or None, argv[2]
-    _serve(Connection(fd), simulator, tuple(int(v) for v in core.split(",")) if core else None)
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    _zygote(Connection(int(sys.argv[1])))
