@@ -198,6 +198,18 @@ class Frontend:
 
 
 @dataclass
+class Packer:
+    """What the packer carries from one PACR to the next until a PACR with Last or Flush (ttsim v1.10.0:
+    packer_valid, dst addresses, tile position counters; OutputAddressGenerator.md NeedsNewAddress)."""
+    continuing: bool = False   # the next PACR appends at data_addr instead of computing new addresses
+    data_addr: int = 0         # L1 byte address of the next datum
+    exp_addr: int = 0          # L1 byte address of the next exponent (formats under 16 bits)
+    x: int = 0                 # datum within the current row (edge masking)
+    y: int = 0                 # row within the current XY plane (TILE_ROW_SET_MAPPING index)
+    z: int = 0                 # XY plane
+
+
+@dataclass
 class TensixState:
     """Everything golden models. Power-on values are fixed here; cases set what they depend on."""
     dest: Dest = field(default_factory=Dest)
@@ -215,4 +227,5 @@ class TensixState:
     wait_gate: list[LatchedWait | None] = field(default_factory=lambda: [None] * THREADS)
     mutex: dict[int, int] = field(default_factory=dict)   # Sync Unit mutex index -> holding thread
     frontend: list[Frontend] = field(default_factory=lambda: [Frontend() for _ in range(THREADS)])
+    packer: Packer = field(default_factory=Packer)
     # Which config state (0/1) each thread's config instructions address: ThreadConfig CFG_STATE_ID_StateID.
