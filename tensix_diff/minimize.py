@@ -55,6 +55,7 @@ class Outcome:
     signature: Signature | None = None
     device: Result | None = None     # the device side's result (the repro recording)
     message: str = ""
+    diff: str = ""                   # the comparison report of a divergence (device expected, model actual)
 
 
 @dataclass
@@ -72,6 +73,7 @@ class MinReport:
     budget_exhausted: bool = False
     device: Result | None = None
     message: str = ""
+    diff: str = ""
 
     def lines(self) -> list[str]:
         out = [f"minimize: {self.status}; {self.runs}/{self.max_runs} device runs in {self.seconds:.1f} s"
@@ -83,6 +85,7 @@ class MinReport:
             out += [f"  instructions: {self.original_length} -> {self.minimal_length}{pad}",
                     f"  signature: {self.original_signature}"
                     + (f" -> {self.minimal_signature}" if self.minimal_signature != self.original_signature else "")]
+        out += [f"  {line}" for line in self.diff.splitlines()]
         return out
 
 
@@ -135,7 +138,7 @@ class Minimizer:
         self.runs += 1
         dev = self.device(case)
         verdict, sig = self.classify(case, dev, model)
-        return Outcome(verdict.outcome, sig, dev, verdict.message)
+        return Outcome(verdict.outcome, sig, dev, verdict.message, verdict.report(8) if sig else "")
 
     def _status_target(self) -> bool:
         """Is the divergence being kept one of statuses (e.g. the model hangs, the device does not)? Before
@@ -176,7 +179,7 @@ class Minimizer:
     def _report(self, status, original, best, v: Outcome, start, message="") -> MinReport:
         return MinReport(status, best, self.runs, self.max_runs, time.monotonic() - start,
                          original.instruction_count, non_nop_count(best), best.instruction_count,
-                         self.target, v.signature, device=v.device, message=message)
+                         self.target, v.signature, device=v.device, message=message, diff=v.diff)
 
     def shrink_instructions(self) -> None:
         base = self.best
