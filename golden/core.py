@@ -8,7 +8,7 @@ from typing import Callable, Iterator, Sequence
 from . import isa
 from .errors import GoldenError, Hang, NotModelled
 from .ops import FRONTEND, PRE_ISSUE, load_all
-from .registers import RegField, config_field, thread_config_field
+from .registers import RegField, fields, thread_config_field
 from .state import THREADS, TensixState
 
 
@@ -45,6 +45,11 @@ def decode(word: int) -> Decoded:
     return d
 
 
+_CONFIG_FIELDS = fields("config")                  # name -> RegField, looked up on every m.cfg / m.tcfg
+_THREAD_CONFIG_FIELDS = fields("thread_config")
+_STATE_ID = thread_config_field("CFG_STATE_ID_StateID")
+
+
 class Tensix:
     """One Tensix coprocessor. ``m.s`` is its TensixState; handlers read and write it directly."""
 
@@ -54,15 +59,15 @@ class Tensix:
 
     # --- configuration access by name (registers.yaml) ---
     def state_id(self, t: int) -> int:
-        return thread_config_field("CFG_STATE_ID_StateID").get(self.s.thread_config[t][0])
+        return _STATE_ID.get(self.s.thread_config[t][_STATE_ID.index])
 
     def cfg(self, t: int, name: str) -> int:
         """A Config field as seen by thread t (through its CFG_STATE_ID)."""
-        f: RegField = config_field(name)
-        return f.get(self.s.config[self.state_id(t)][f.index])
+        f: RegField = _CONFIG_FIELDS[name]
+        return f.get(self.s.config[_STATE_ID.get(self.s.thread_config[t][_STATE_ID.index])][f.index])
 
     def tcfg(self, t: int, name: str) -> int:
-        f: RegField = thread_config_field(name)
+        f: RegField = _THREAD_CONFIG_FIELDS[name]
         return f.get(self.s.thread_config[t][f.index])
 
     # --- execution ---
