@@ -2,7 +2,7 @@
 instructions a profile may use right now (read from golden's ISA table and handlers at run time)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 import yaml
@@ -24,6 +24,7 @@ class ConstraintError(ValueError):
 @dataclass(frozen=True)
 class Rules:
     raw: dict
+    memo: dict = field(default_factory=dict, compare=False, repr=False)   # per-instruction derived facts
 
     @property
     def sets(self) -> dict[str, list[int]]:
@@ -55,8 +56,14 @@ class Rules:
         e = self.entry(name)
         return None if e is None else e.get("exclude")
 
-    def needs(self, name: str) -> set[str]:
+    def needs(self, name: str) -> frozenset[str]:
         """Setup kinds an instruction depends on, with the setups' own needs, transitively."""
+        key = ("needs", name)
+        if key not in self.memo:
+            self.memo[key] = frozenset(self._needs(name))
+        return self.memo[key]
+
+    def _needs(self, name: str) -> set[str]:
         todo, out = list((self.entry(name) or {}).get("needs", [])), set()
         while todo:
             kind = todo.pop()
@@ -72,6 +79,9 @@ class Rules:
             for fname, c in profile.overrides.get(name, {}).items():
                 spec.setdefault(fname, {}).update(c)
         return spec
+
+    def follow(self, name: str) -> list[str]:
+        return list((self.entry(name) or {}).get("follow") or [])
 
     def fixups(self, name: str) -> list[dict]:
         return list((self.entry(name) or {}).get("fixups") or [])
@@ -97,7 +107,7 @@ def _validate(raw: dict) -> None:
         _check(name in table, f"instructions: '{name}' is not in golden/isa.yaml")
         e = e or {}
         raw["instructions"][name] = e
-        _check(set(e) <= {"needs", "fields", "fixups", "exclude"}, f"{name}: unknown keys {sorted(set(e))}")
+        _check(set(e) <= {"needs", "fields", "fixups", "exclude", "follow"}, f"{name}: unknown keys {sorted(set(e))}")
         for kind in e.get("needs", []):
             _check(kind in raw["setups"], f"{name}: needs unknown setup '{kind}'")
         names = {f.name for f in table[name].fields}
@@ -112,6 +122,9 @@ def _validate(raw: dict) -> None:
     for kind, s in raw["setups"].items():
         for line in list(s.get("prologue", [])) + list(s.get("epilogue", [])):
             _check(line.split()[0] in table, f"setups.{kind}: unknown instruction in '{line}'")
+    for name, e in raw["instructions"].items():
+        for line in e.get("follow") or []:
+            _check(line.split()[0] in table, f"{name}: unknown instruction in follow '{line}'")
 
 
 @cache
@@ -146,6 +159,9 @@ def unavailable_reason(name: str, profile: Profile) -> str | None:
         return f"excluded: {r.excluded(name)}"
     if not golden_accepts(name, profile.golden):
         return f"golden status '{ins.golden}' (profile accepts {', '.join(profile.golden)})"
+    for line in r.follow(name):
+        if not golden_accepts(line.split()[0], profile.golden):
+            return f"must be followed by {line.split()[0]}, which golden does not model yet"
     for kind in sorted(r.needs(name)):
         for m in sorted(r.setup_mnemonics(kind)):
             if not golden_accepts(m, profile.golden) or isa.table()[m].ttsim_unsupported:
@@ -163,9 +179,17 @@ def setc16_setup(profile: Profile) -> bool:
     return profile.thread_config_setup == "setc16"
 
 
+_available: dict[tuple, dict[str, float]] = {}
+
+
 def available(profile: Profile) -> dict[str, float]:
-    """The profile's weights restricted to instructions that can be generated now (stable order)."""
-    return {n: w for n, w in profile.weights.items() if w > 0 and unavailable_reason(n, profile) is None}
+    """The profile's weights restricted to instructions that can be generated now (stable order).
+    Golden's statuses are read once per process (isa.table() is cached too)."""
+    key = (profile.name, profile.golden, profile.thread_config_setup, tuple(profile.weights.items()))
+    if key not in _available:
+        _available[key] = {n: w for n, w in profile.weights.items()
+                           if w > 0 and unavailable_reason(n, profile) is None}
+    return dict(_available[key])
 
 
 def availability_report(profile: Profile) -> dict[str, str]:

@@ -90,6 +90,7 @@ class Builder:
         self.mixes = {name: (profile if name == "self" else load_profile(name)) for name in profile.thread_mix}
         self.available = {name: available(mix) for name, mix in self.mixes.items()}
         self.setc16 = setc16_setup(profile)
+        self.built: list[ThreadPlan] = []
 
     # --- small draws ------------------------------------------------------------------------------
     def ranged(self, lo: int, hi: int, align: int = 1) -> int:
@@ -111,14 +112,24 @@ class Builder:
         return sum(bits[u] for u in self.obs["adc_units"][t])
 
     def eligible(self, name: str, t: int, claim_check: bool = True) -> bool:
-        spec = self.rules.field_spec(name)
-        if any(c.get("role") == "adc_mask" for c in spec.values()) and not self.adc_allowed(t):
+        if self.uses_adc(name) and not self.adc_allowed(t):
             return False
         if claim_check:
-            shared = self.rules.needs(name) & set(self.rules.shared_state)
-            if any(self.owners.get(s, t) != t for s in shared):
+            if any(self.owners.get(s, t) != t for s in self.shared_needs(name)):
                 return False
         return True
+
+    def uses_adc(self, name: str) -> bool:
+        key = ("uses_adc", name)
+        if key not in self.rules.memo:
+            self.rules.memo[key] = any(c.get("role") == "adc_mask" for c in self.rules.field_spec(name).values())
+        return self.rules.memo[key]
+
+    def shared_needs(self, name: str) -> frozenset[str]:
+        key = ("shared", name)
+        if key not in self.rules.memo:
+            self.rules.memo[key] = self.rules.needs(name) & frozenset(self.rules.shared_state)
+        return self.rules.memo[key]
 
     def candidates(self, mix_name: str, t: int, claim_check: bool = True) -> dict[str, float]:
         return {n: w for n, w in self.available[mix_name].items() if self.eligible(n, t, claim_check)}
@@ -168,7 +179,12 @@ class Builder:
             return self.addrmod_word(values["setc16_reg"], plan.mix)
         raise ValueError(f"unknown role {role}")
 
-    def instruction(self, name: str, plan: ThreadPlan) -> int:
+    def instruction(self, name: str, plan: ThreadPlan) -> list[int]:
+        """The instruction's word, then any words constraints.yaml says must follow it (e.g. NOPs)."""
+        word = self.one_word(name, plan)
+        return [word] + [self.assemble(line) for line in self.rules.follow(name)]
+
+    def one_word(self, name: str, plan: ThreadPlan) -> int:
         ins = isa.lookup(name)
         spec = self.rules.field_spec(name, plan.mix)
         values: dict[str, int] = {}
@@ -181,7 +197,7 @@ class Builder:
                 values[f.name] = self.role_value(ins, f, spec[f.name], values, plan)
         needs = self.rules.needs(name)
         plan.needs |= needs
-        for s in needs & set(self.rules.shared_state):
+        for s in self.shared_needs(name):
             self.owners.setdefault(s, plan.thread)
         plan.counts[name] += 1
         return isa.encode(name, values)
@@ -226,9 +242,10 @@ class Builder:
         """REPLAY load of n instructions (optionally executed while loading), then 1..3 replays of them."""
         d = self.draw
         n = d.integer(1, max(1, min(8, room - 2)))
-        start = d.integer(0, REPLAY_BUFFER - n)
         run_while_loading = d.integer(0, 1)
-        inner = [self.instruction(d.weighted(*zip(*self.current(plan).items())), plan) for _ in range(n)]
+        inner = [w for _ in range(n) for w in self.instruction(d.weighted(*zip(*self.current(plan).items())), plan)]
+        n = len(inner)
+        start = d.integer(0, REPLAY_BUFFER - n)
         load = isa.encode("REPLAY", {"start_idx": start, "len": n, "execute_while_loading": run_while_loading,
                                      "load_mode": 1})
         play = isa.encode("REPLAY", {"start_idx": start, "len": n, "load_mode": 0})
@@ -255,7 +272,7 @@ class Builder:
             if pick == "@replay":
                 plan.body.extend(self.replay_block(plan, room))
             else:
-                plan.body.append(self.instruction(pick, plan))
+                plan.body.extend(self.instruction(pick, plan))
 
     # --- set-up ----------------------------------------------------------------------------------------
     def assemble(self, line: str, **subst) -> int:
@@ -327,6 +344,7 @@ class Builder:
         init = Init()
         programs: dict[int, list[int]] = {}
         plans = self.plans()
+        self.built = plans            # kept for inspection (tests, coverage of the mix)
         for plan in plans:
             self.body(plan)
         for plan in plans:

@@ -1,0 +1,264 @@
+"""Generators: valid, deterministic, inside defined behaviour, inside what hw observes, following the weights."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+
+from generators.bulk import case_seed, generate, generate_one
+from generators.constraints import availability_report, available, rules
+from generators.draw import RandomDraw
+from generators.profiles import ProfileError, load_profile, parse_profile, profile_names
+from generators.program import Builder, NoInstructions, build_case, defined_mask
+from generators.strategies import cases
+from golden import isa
+from golden.registers import thread_config_field
+from hwbridge.golden_backend import GoldenBackend
+from tensix_diff import cli
+from tensix_diff.case import canonical, dump_case, parse_case, validate_shape
+
+PROFILES = ("default", "counters", "scalar", "regfile", "arith")
+
+
+def handler_profile(name: str):
+    """The profile accepting every instruction golden has semantics for, so tests cover the whole mix even
+    while isa.yaml statuses lag behind the handlers."""
+    return dataclasses.replace(load_profile(name), golden=("modelled", "handler"))
+
+
+def usable(name: str):
+    p = handler_profile(name)
+    if not available(p):
+        pytest.skip(f"golden models none of profile {name}'s instructions yet")
+    return p
+
+
+def test_profiles_and_constraints_load():
+    assert set(PROFILES) <= set(profile_names())
+    r = rules()
+    for name in PROFILES:
+        p = load_profile(name)
+        assert p.weights and all(n in isa.table() for n in p.weights)
+        assert p.length[1] <= 64
+        for n in p.weights:   # every weighted instruction has constraints or is excluded for a reason
+            assert r.entry(n) is not None, f"{name}: {n} has no entry in constraints.yaml"
+    assert load_profile("default").length == (1, 64)
+
+
+def test_bad_profiles_are_one_line_errors(tmp_path):
+    with pytest.raises(ProfileError, match="no profile 'nope'"):
+        load_profile("nope")
+    with pytest.raises(ProfileError, match="not an instruction"):
+        parse_profile("x", {"weights": {"FROB": 1}}, "x.yaml")
+    with pytest.raises(ProfileError, match="unknown key"):
+        parse_profile("x", {"weights": {"NOP": 1}, "lenght": [1, 2]}, "x.yaml")
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_cases_are_valid_and_round_trip(name):
+    p = usable(name)
+    for i in range(25):
+        case = build_case(RandomDraw(i), p)
+        validate_shape(case)
+        assert case.instruction_count > 0
+        again = parse_case(dump_case(case), "<dump>")
+        assert canonical(again) == canonical(case)
+
+
+def test_bulk_is_deterministic_and_named_by_seed():
+    p = usable("default")
+    first = [(s, canonical(c)) for s, c in generate(1234, 6, p)]
+    second = [(s, canonical(c)) for s, c in generate(1234, 6, p)]
+    assert first == second
+    assert [c["name"] for _, c in first] == [f"fuzz-default-s1234-{i:05d}" for i in range(6)]
+    assert [s for s, _ in first] == [case_seed(1234, i) for i in range(6)]
+    assert canonical(generate_one(1234, 4, p)) == first[4][1]   # any case regenerates alone
+    other = [canonical(c) for _, c in generate(1235, 6, p)]
+    assert all(a["threads"] != b["threads"] for (_, a), b in zip(first, other))
+    assert len({json.dumps(c["threads"], sort_keys=True) for _, c in first}) == 6
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_golden_runs_generated_cases_without_undefined_behaviour(name):
+    p = usable(name)
+    g = GoldenBackend()
+    statuses = Counter()
+    for i in range(40):
+        r = g.run(build_case(RandomDraw(1000 + i), p))
+        assert r.status in ("ok", "not-modelled"), r.message
+        statuses[r.status] += 1
+    if name in ("counters", "scalar", "default", "regfile"):
+        assert statuses["ok"] == 40, statuses   # fully modelled mixes: every case runs to completion
+
+
+def test_only_modelled_instructions_by_default():
+    for name in PROFILES:
+        p = load_profile(name)
+        for ins in available(p):
+            assert isa.table()[ins].golden in p.golden
+            assert not isa.table()[ins].ttsim_unsupported
+    report = availability_report(load_profile("arith"))
+    assert all(isinstance(v, str) for v in report.values())
+
+
+def test_distribution_follows_profile_weights():
+    """Body instruction counts follow the weights among the instructions eligible for the thread (hw
+    observability removes ADC instructions from thread 1); one thread per case, so no shared-state claims."""
+    p = dataclasses.replace(usable("counters"), threads={1: 1.0}, templates={})
+    counts, expected = Counter(), Counter()
+    for i in range(300):
+        b = Builder(RandomDraw(i), p)
+        b.build()
+        for plan in b.built:
+            counts.update(plan.counts)
+            n_plan, w_plan = sum(plan.counts.values()), sum(plan.candidates.values())
+            for n, w in plan.candidates.items():
+                expected[n] += n_plan * w / w_plan
+    assert sum(counts.values()) > 5000
+    for n, e in expected.items():
+        assert abs(counts[n] - e) < 0.1 * e + 30, (n, counts[n], e)
+
+
+def test_hw_observability_and_thread_independence():
+    """ADC instructions only where the hw backend sees the ADCs (T0 unpackers, T2 packer); config, Dest and
+    Src banks used by at most one thread per case."""
+    p = usable("default")
+    adc_names = {n for n in available(p) if any(c.get("role") == "adc_mask" for c in rules().field_spec(n).values())}
+    shared = set(rules().shared_state)
+    for i in range(150):
+        b = Builder(RandomDraw(i), p)
+        case = b.build()
+        owners = Counter()
+        for plan in b.built:
+            used = set(plan.counts)
+            if plan.thread == 1:
+                assert not used & adc_names
+            for kind in shared & plan.needs:
+                owners[kind] += 1
+        assert all(n <= 1 for n in owners.values()), owners
+        for t, words in case.threads.items():
+            for w in words:
+                ins, f = isa.decode(w)
+                if "cntsetmask" in f:
+                    allowed = {0: 0b011, 2: 0b100}.get(t, 0)
+                    assert f["cntsetmask"] and not f["cntsetmask"] & ~allowed, (t, isa.disassemble(w))
+
+
+def test_explicit_initial_state():
+    """Every GPR and config word a body names gets an initial value; AddrMod sections used are written
+    (AB, DST and a zero BIAS word) before the body; config values keep to defined bits."""
+    p = usable("default")
+    for i in range(120):
+        b = Builder(RandomDraw(i), p)
+        case = b.build()
+        for plan in b.built:
+            assert plan.gprs <= set(case.init.gpr.get(plan.thread, {}))
+            if plan.config:
+                state = 0 if 0 in case.init.config and plan.config <= set(case.init.config[0]) else 1
+                assert plan.config <= set(case.init.config[state])
+            written = {}
+            for w in case.threads[plan.thread]:
+                ins, f = isa.decode(w)
+                if ins.name == "SETC16":
+                    written.setdefault(f["setc16_reg"], f["setc16_value"])
+            for s in plan.sections:
+                for reg in (f"ADDR_MOD_AB_SEC{s}_SrcAIncr", f"ADDR_MOD_DST_SEC{s}_DestIncr",
+                            f"ADDR_MOD_BIAS_SEC{s}_BiasIncr"):
+                    idx = thread_config_field(reg).index
+                    assert idx in written or idx in case.init.thread_config.get(plan.thread, {})
+                assert written.get(thread_config_field(f"ADDR_MOD_BIAS_SEC{s}_BiasIncr").index, 0) == 0
+        for state, regs in case.init.config.items():
+            for idx, v in regs.items():
+                assert v & ~defined_mask("config", idx) == 0
+
+
+def test_no_instructions_is_reported():
+    p = dataclasses.replace(load_profile("arith"), weights={"SFPMAD": 1.0}, golden=("modelled",))
+    if available(p):
+        pytest.skip("SFPMAD is modelled now")
+    with pytest.raises(NoInstructions):
+        build_case(RandomDraw(0), p)
+
+
+@settings(max_examples=30)
+@given(cases(handler_profile("counters")))
+def test_hypothesis_strategy_draws_valid_cases(case):
+    validate_shape(case)
+    assert case.name.startswith("gen-counters-")
+    assert canonical(parse_case(dump_case(case))) == canonical(case)
+
+
+# --- the fuzz subcommand ------------------------------------------------------------------------------
+
+def test_fuzz_prints_seed_first_summary_and_report(tmp_path, capsys):
+    report = tmp_path / "r.json"
+    rc = cli.main(["fuzz", "--count", "8", "--seed", "77", "--accept-golden", "modelled,handler",
+                   "--report", str(report)])
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0] == "seed: 77"
+    assert "8 cases: 8 matched, 0 diverged, 0 errors" in lines
+    assert "fuzz: 8/8 cases" in err
+    assert rc == 0
+    data = json.loads(report.read_text())
+    assert data["seed"] == 77 and data["summary"] == {"cases": 8, "matched": 8, "diverged": 0, "errors": 0, "run": True}
+    assert data["divergences"] == [] and data["instructions"]
+
+
+def test_fuzz_write_cases_without_running(tmp_path, capsys):
+    rc = cli.main(["fuzz", "--count", "4", "--seed", "5", "--profile", "scalar", "--accept-golden", "modelled,handler",
+                   "--no-run", "--write-cases", str(tmp_path / "c"), "--report", str(tmp_path / "r.json")])
+    assert rc == 0
+    files = sorted((tmp_path / "c").glob("*.yaml"))
+    assert [f.name for f in files] == [f"fuzz-scalar-s5-{i:05d}.yaml" for i in range(4)]
+    p = handler_profile("scalar")
+    for i, f in enumerate(files):
+        assert canonical(parse_case(f.read_text())) == canonical(generate_one(5, i, p))
+    assert capsys.readouterr().out.splitlines()[0] == "seed: 5"
+
+
+def test_fuzz_reports_divergences_with_case_seed(tmp_path, capsys, monkeypatch):
+    from hwbridge.base import Result
+    from tensix_diff import fuzz
+
+    class Skewed:
+        """A backend that disagrees with golden on thread GPRs of every third case."""
+        name = "golden"
+
+        def __init__(self):
+            self.g, self.n = GoldenBackend(), 0
+
+        def run(self, case):
+            r = self.g.run(case)
+            self.n += 1
+            if r.ok and self.n % 6 == 0:   # each case runs twice (reference, then test)
+                r.state["gpr"]["0"][63] ^= 1
+                return Result(r.status, r.state, r.message, r.provenance)
+            return r
+
+    skewed = Skewed()
+    monkeypatch.setattr(fuzz, "_backend", lambda name, args: skewed)
+    report = tmp_path / "out" / "f.json"
+    rc = cli.main(["fuzz", "--count", "6", "--seed", "9", "--backend", "replay", "--accept-golden",
+                   "modelled,handler", "--report", str(report), "-q"])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "6 cases: 4 matched, 2 diverged, 0 errors" in out
+    data = json.loads(report.read_text())
+    assert [d["index"] for d in data["divergences"]] == [2, 5]
+    for d in data["divergences"]:
+        assert d["case_seed"] == case_seed(9, d["index"])
+        assert parse_case(open(d["case_file"]).read()).name == d["name"]
+
+
+def test_fuzz_bad_input_is_one_line(tmp_path, capsys):
+    prof = tmp_path / "only-unmodelled.yaml"
+    prof.write_text("weights: {RESOURCEDECL: 1}\n")
+    assert cli.main(["fuzz", "--count", "1", "--seed", "1", "--profile", str(prof)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "none of its instructions" in err[0]
+    assert cli.main(["fuzz", "--profile", "nope"]) == 2
+    assert cli.main(["fuzz", "--accept-golden", "maybe"]) == 2
