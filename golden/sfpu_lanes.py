@@ -12,6 +12,8 @@ from typing import Callable
 import numpy as np
 
 from .errors import NotModelled, UndefinedBehaviour
+from .isa import table
+from .ops import semantics
 
 MASK32 = 0xFFFFFFFF
 LANES = 32
@@ -35,21 +37,67 @@ def s32(x: int) -> int:
     return x - (1 << 32) if x >> 31 else x
 
 
-def result_reg(m, vd: int, erratum: bool = True, limit: int = 8) -> int:
-    """Check the result register of an SFPU op (4-bit VD) and return it."""
-    if vd >= 12:
-        raise NotModelled(f"LReg[{vd}] as a result captures an SFPLOADMACRO template (not modelled)")
-    if erratum and (m.s.sfpu.lane_config & LANE_CONFIG_ENABLE_DEST_INDEX) and 4 <= vd < 8:
-        raise UndefinedBehaviour(f"TEN-2932: result to LReg[{vd}] is corrupted while ENABLE_DEST_INDEX is set")
+# Bits of each SFPU instruction word that ttsim v1.10.0 decodes; a word with any other payload bit set is
+# undefined there (its decoder rejects "invalid opcode bits"), and golden treats it the same way.
+DECODED_BITS = {
+    "SFPABS": 0x000FFF, "SFPADD": 0x0FFFFF, "SFPADDI": 0xFFFFFF, "SFPAND": 0x00FFFF, "SFPARECIP": 0x00FFFF,
+    "SFPCAST": 0x000FFF, "SFPCOMPC": 0x0000F0, "SFPCONFIG": 0xFFFFFF, "SFPDIVP2": 0xFFFFFF, "SFPENCC": 0x0030FF,
+    "SFPEXEXP": 0x000FFF, "SFPEXMAN": 0x000FFF, "SFPGT": 0x000FFF, "SFPIADD": 0xFFFFFF, "SFPLE": 0x000FFF,
+    "SFPLOAD": 0xFFE3FF, "SFPLOADI": 0xFFFFFF, "SFPLUT": 0xFF0000, "SFPLUTFP32": 0x0000FF, "SFPLZ": 0x000FFF,
+    "SFPMAD": 0x0FFFFF, "SFPMOV": 0x000FFF, "SFPMUL": 0x0FFFFF, "SFPMUL24": 0x0FFFFF, "SFPMULI": 0xFFFFFF,
+    "SFPNOP": 0x000000, "SFPNOT": 0x000FF0, "SFPOR": 0x00FFFF, "SFPPOPC": 0x0000FF, "SFPPUSHC": 0x0000FF,
+    "SFPSETCC": 0x001FFF, "SFPSETEXP": 0x0FFFFF, "SFPSETMAN": 0xFFFFFF, "SFPSETSGN": 0x001FFF,
+    "SFPSHFT": 0xFFFFFF, "SFPSHFT2": 0xFFFFFF, "SFPSTORE": 0xFFE3FF, "SFPSWAP": 0x000FFF, "SFPTRANSP": 0x0000F0,
+    "SFPXOR": 0x000FF0, "SFP_STOCH_RND": 0x7FFFFF,
+}
+SFPCONFIG_OP, SFPSWAP_OP, SFPLOADMACRO_OP, SFPLUT_OP = 0x91, 0x92, 0x93, 0x73
+
+
+def _precheck(m, op: int, word: int) -> None:
+    """What happens to an SFPU word before its own semantics: template capture, erratum, reserved bits."""
+    vd = (word >> 4) & 0xF
+    if op <= SFPLUT_OP and word >> 20 >= 12:
+        raise NotModelled(f"LReg[{word >> 20}] in an SFPU memory-unit word (SFPLOADMACRO templates)")
+    if op > SFPLUT_OP and op not in (SFPCONFIG_OP, SFPLOADMACRO_OP) and vd >= 12:
+        raise NotModelled(f"result field {vd} captures the word as an SFPLOADMACRO template (not modelled)")
+    if op >= SFPLUT_OP and op not in (SFPCONFIG_OP, SFPSWAP_OP, SFPLOADMACRO_OP):
+        target = word >> 20 if op == SFPLUT_OP else vd
+        if m.s.sfpu.lane_config & LANE_CONFIG_ENABLE_DEST_INDEX and 4 <= target < 8:
+            raise UndefinedBehaviour(f"TEN-2932: result to LReg[{target}] is corrupted while ENABLE_DEST_INDEX is set")
+
+
+def sfpu_op(name: str) -> Callable:
+    """@semantics for an SFPU instruction, preceded by the checks every SFPU word goes through."""
+    ins = table()[name]
+    reserved = 0xFFFFFF & ~DECODED_BITS[name]
+
+    def register(fn: Callable) -> Callable:
+        def run(m, t, f):
+            word = 0
+            for fd in ins.fields:
+                word |= getattr(f, fd.name) << fd.lo
+            _precheck(m, ins.opcode, word)
+            if word & reserved:
+                raise UndefinedBehaviour(f"{name} with reserved bits {word & reserved:#08x} set")
+            fn(m, t, f)
+
+        run.__doc__, run.__name__ = fn.__doc__, fn.__name__
+        semantics(name)(run)
+        return fn
+
+    return register
+
+
+def result_reg(vd: int, limit: int = 8) -> int:
+    """Result register of an SFPU op: ttsim models writes to LReg[0..limit-1] only."""
     if vd >= limit:
         raise NotModelled(f"result to LReg[{vd}] (ttsim v1.10.0 refuses it)")
     return vd
 
 
-def flag_only(m, vd: int) -> None:
+def flag_only(vd: int) -> None:
     """Flag-stack / lane-flag ops carry no result register; their VD must be 0."""
     if vd:
-        result_reg(m, vd)   # 12..15 is a template capture
         raise NotModelled(f"flag-only SFPU instruction with VD={vd}")
 
 

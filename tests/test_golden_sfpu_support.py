@@ -45,7 +45,7 @@ def load(vd: int, mod0: int, addr: int = 0, am: int = 0) -> tuple[str, dict]:
 
 
 def set_lreg(m: Tensix, vd: int, values) -> None:
-    m.s.sfpu.lreg[vd, :] = np.asarray(values, dtype=np.uint64).astype(np.uint32)
+    m.s.sfpu.lreg[vd, :] = np.asarray([v & 0xFFFFFFFF for v in values], dtype=np.uint32)
 
 
 def lreg(m: Tensix, vd: int) -> list[int]:

@@ -4,7 +4,7 @@ Sources: SFPLOAD.md, SFPSTORE.md, SFPLOADI.md (WormholeB0); Blackhole mode list 
 tt_llk_blackhole assembly.yaml / llk_defs.h InstrModLoadStore; behaviour of ttsim v1.10.0 (Blackhole),
 which golden matches bit for bit where it implements a form. Blackhole facts:
 - the AddrMod selector is 3 bits, 15:13 (blackhole-deltas #1); SFPLOAD/SFPSTORE advance RWCs but not Fidelity;
-- ttsim decodes dest_reg_addr as bits 9:0 and golden does the same; bit 0 of the address is unused;
+- dest_reg_addr is 10 bits (9:0); bits 12:10 are reserved (UndefinedBehaviour, as in ttsim); address bit 0 is unused;
 - INT32_2S_COMP (12) does no conversion on Blackhole (ttsim; llk_defs comment), unlike Wormhole's INT32_SM;
 - SFPSTORE FP32 (3) and BF16 (2) flush denormals to signed zero; INT32 (4) and mode 12 store raw bits;
 - the SFPU stack pointer (SETRWC BitMask bit 4, blackhole-deltas #7) has an undocumented address effect:
@@ -17,8 +17,7 @@ from __future__ import annotations
 from ..errors import NotModelled, UndefinedBehaviour
 from ..sfpu_dest import (bf16_from_dst, bf16_to_dst, check_no_remap, fp16_from_dst, fp16_to_dst, fp32_from_dst,
                          fp32_to_dst, read16, read32, write16, write32)
-from ..sfpu_lanes import MASK32, lanes_of
-from . import semantics
+from ..sfpu_lanes import MASK32, lanes_of, sfpu_op
 from .addrmod import apply_addr_mod
 
 FP16A, BF16, FP32, INT32, INT8, LO16, HI16, INT32_ALL, INT32_COMP, INT8_COMP, LO16_ONLY, HI16_ONLY = (
@@ -119,12 +118,10 @@ def _lanes_for(m, mode: int) -> list[int]:
     return lanes_of(MASK32 if mode == INT32_ALL else m.s.sfpu.lane_mask())
 
 
-@semantics("SFPLOAD")
+@sfpu_op("SFPLOAD")
 def sfpload(m, t, f):
     """SFPLOAD.md (WormholeB0); BH: assembly.yaml mode list, ttsim v1.10.0; blackhole-deltas #1, #7."""
     vd = f.lreg_ind
-    if vd >= 12:
-        raise NotModelled(f"SFPLOAD to LReg[{vd}] (SFPLOADMACRO template capture)")
     mode = _mode(m, t, f.instr_mod0, _LOAD)
     wide, conv = _LOAD[mode]
     addr = _dest_addr(m, t, f.dest_reg_addr, mode == INT32_ALL)
@@ -140,12 +137,10 @@ def sfpload(m, t, f):
     apply_addr_mod(m, t, f.sfpu_addr_mode, update_fidelity=False)
 
 
-@semantics("SFPSTORE")
+@sfpu_op("SFPSTORE")
 def sfpstore(m, t, f):
     """SFPSTORE.md (WormholeB0); BH: assembly.yaml mode list, ttsim v1.10.0; blackhole-deltas #1, #7."""
     vd = f.lreg_ind
-    if vd >= 12:
-        raise NotModelled(f"SFPSTORE from LReg[{vd}] (only SFPLOADMACRO-scheduled stores reach it)")
     mode = _mode(m, t, f.instr_mod0, _STORE)
     wide, conv = _STORE[mode]
     addr = _dest_addr(m, t, f.dest_reg_addr, mode == INT32_ALL)
@@ -171,7 +166,7 @@ def _loadi_value(mod0: int, imm: int, old: int) -> int:
     return (old & 0xFFFF0000) | imm          # mod0 == 10
 
 
-@semantics("SFPLOADI")
+@sfpu_op("SFPLOADI")
 def sfploadi(m, t, f):
     """SFPLOADI.md (WormholeB0); ttsim v1.10.0 (Blackhole)."""
     if f.instr_mod0 not in (0, 1, 2, 4, 8, 10):
