@@ -7,9 +7,8 @@ one valid bit per DstBits row, and a Dst32b cell tests and sets only the valid b
 (the ZEROACC 32-bit 16-row mode clears exactly those rows). ttsim ignores remap_addrs / swizzle_32b
 ("XXX handle Adj16/Adj32 on BH"); golden applies them as Dst.md says.
 
-Row arguments may be ints or numpy integer arrays (several rows at once); reads return uint16 / uint32
-arrays of shape (16,) or (n, 16). Reads of invalid rows here are raw; callers decide what an invalid row
-means for them (matrix unit: identity element; packer: zero; SFPU: undefined).
+Reads of invalid rows are raw except in the ``*_or`` accessors; callers decide what an invalid row means
+for them (matrix unit: identity element; packer: zero; SFPU: undefined).
 """
 from __future__ import annotations
 
@@ -63,8 +62,15 @@ def zeroacc_absolute(m, t: int) -> bool:
     return bool(config_word(m, t, _ACCESS.index) & _ZEROACC_ABS)
 
 
+def _shifted(sel, k: int):
+    """A DstBits row selection moved down by k rows."""
+    return slice(sel.start + k, sel.stop + k) if isinstance(sel, slice) else sel + k
+
+
 class DstView:
-    """Dst as one instruction of thread t addresses it: Adj16 / Adj32 under that thread's configuration."""
+    """Dst as one instruction of thread t addresses it: Adj16 / Adj32 under that thread's configuration.
+    Accessors take a view row ``r`` and a count ``n`` of consecutive view rows (aligned blocks in
+    practice); n == 1 reads a (16,) row, n > 1 a (n, 16) block."""
 
     __slots__ = ("bits", "valid", "remap", "swizzle")
 
@@ -76,49 +82,69 @@ class DstView:
         self.swizzle = bool(word & _SWIZZLE)
 
     # --- addressing ---
-    def row16(self, r):
+    def row16(self, r: int) -> int:
         """DstBits row of Dst16b row ``r`` (wrapped to 10 bits)."""
         return adj16(r & DST_MASK, self.remap)
 
-    def row32(self, r):
+    def row32(self, r: int) -> int:
         """DstBits row of the high half of Dst32b row ``r`` (wrapped to 10 bits)."""
         return adj32(r & DST_MASK, self.remap, self.swizzle)
 
+    def sel16(self, r: int, n: int = 1):
+        """DstBits rows of Dst16b rows r..r+n-1: an int, a slice when contiguous, else an index array."""
+        r &= DST_MASK
+        if n == 1:
+            return adj16(r, self.remap)
+        if not self.remap and r + n <= 1024:
+            return slice(r, r + n)
+        return adj16(np.arange(r, r + n) & DST_MASK, self.remap)
+
+    def sel32(self, r: int, n: int = 1):
+        """DstBits rows holding the high halves of Dst32b rows r..r+n-1 (see sel16)."""
+        r &= DST_MASK
+        if n == 1:
+            return adj32(r, self.remap, self.swizzle)
+        if not (self.remap or self.swizzle) and (r & 7) + n <= 8:
+            p = adj32(r, False, False)
+            return slice(p, p + n)
+        return adj32(np.arange(r, r + n) & DST_MASK, self.remap, self.swizzle)
+
     # --- Dst16b ---
-    def read16(self, r) -> np.ndarray:
-        return self.bits[self.row16(r)]
+    def read16(self, r: int, n: int = 1) -> np.ndarray:
+        return self.bits[self.sel16(r, n)]
 
-    def valid16(self, r):
-        return self.valid[self.row16(r)]
-
-    def write16(self, r, values) -> None:
+    def write16(self, r: int, values, n: int = 1) -> None:
         """Write whole row(s) and mark them valid."""
-        p = self.row16(r)
+        p = self.sel16(r, n)
         self.bits[p] = values
         self.valid[p] = True
 
     # --- Dst32b ---
-    def read32(self, r) -> np.ndarray:
-        p = self.row32(r)
-        return (self.bits[p].astype(np.uint32) << 16) | self.bits[p + LO_OFFSET]
+    def read32(self, r: int, n: int = 1) -> np.ndarray:
+        p = self.sel32(r, n)
+        return (self.bits[p].astype(np.uint32) << 16) | self.bits[_shifted(p, LO_OFFSET)]
 
-    def valid32(self, r):
-        return self.valid[self.row32(r)]
-
-    def write32(self, r, values) -> None:
+    def write32(self, r: int, values, n: int = 1) -> None:
         """Write whole row(s) of 32-bit cells and mark them valid (the high-half row's bit)."""
-        p = self.row32(r)
+        p = self.sel32(r, n)
         values = np.asarray(values, dtype=np.uint32)
         self.bits[p] = values >> 16
-        self.bits[p + LO_OFFSET] = values & 0xFFFF
+        self.bits[_shifted(p, LO_OFFSET)] = values & 0xFFFF
         self.valid[p] = True
 
     # --- matrix-unit reads: an invalid row reads as the identity element (ZEROACC.md) ---
-    def read16_or(self, r, identity: int = 0) -> np.ndarray:
-        p = self.row16(r)
-        return np.where(self.valid[p][..., None], self.bits[p], np.uint16(identity))
+    def read16_or(self, r: int, n: int = 1, identity: int = 0) -> np.ndarray:
+        p = self.sel16(r, n)
+        return _or_identity(self.bits[p], self.valid[p], identity)
 
-    def read32_or(self, r, identity: int = 0) -> np.ndarray:
-        p = self.row32(r)
-        cells = (self.bits[p].astype(np.uint32) << 16) | self.bits[p + LO_OFFSET]
-        return np.where(self.valid[p][..., None], cells, np.uint32(identity))
+    def read32_or(self, r: int, n: int = 1, identity: int = 0) -> np.ndarray:
+        p = self.sel32(r, n)
+        cells = (self.bits[p].astype(np.uint32) << 16) | self.bits[_shifted(p, LO_OFFSET)]
+        return _or_identity(cells, self.valid[p], identity)
+
+
+def _or_identity(cells: np.ndarray, valid, identity: int) -> np.ndarray:
+    """cells, with rows whose valid bit is clear replaced by the identity element."""
+    if valid.all():
+        return cells
+    return np.where(valid[..., None], cells, cells.dtype.type(identity))

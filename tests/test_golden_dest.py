@@ -64,10 +64,10 @@ def test_matrix_unit_reads_invalid_rows_as_identity():
     v = DstView(m, T)
     assert (v.read16(3) == 0xBEEF).all()              # raw storage is untouched
     assert (v.read16_or(3) == 0).all()
-    assert (v.read16_or(3, 0xFFFF) == 0xFFFF).all()
+    assert (v.read16_or(3, identity=0xFFFF) == 0xFFFF).all()
     m.s.dest.bits[1] = 0x1234
     m.s.dest.valid[1] = False                          # Dst32b row 1: DstBits 1 (high) and 9 (low)
-    cells = v.read32_or(np.array([1, 2]))
+    cells = v.read32_or(1, 2)
     assert cells.shape == (2, 16) and (cells[0] == 0).all() and (cells[1] == 0).all()
     m.s.dest.valid[1] = True
     assert (v.read32_or(1) == 0x12340000).all()
@@ -184,3 +184,10 @@ def test_zeroacc_revert_outside_the_32bit_16row_mode_is_undefined(mode, use32):
 def test_zeroacc_refuses_wide_where():
     with pytest.raises(NotModelled):
         zeroacc(machine(), 0, where=1024)
+
+
+def test_zeroacc_sixteen_rows_under_remap_scatters():
+    m = machine()
+    set_cfg(m, "DEST_ACCESS_CFG_remap_addrs", 1)
+    zeroacc(m, 1, where=0)                           # Dst16b rows 8..15 live at DstBits 32..39
+    assert invalid_rows(m) == list(range(0, 8)) + list(range(32, 40))

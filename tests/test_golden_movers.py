@@ -280,3 +280,22 @@ def test_movb2a_one_row_waits_for_srcb():
     m.s.srcb.banks[0].allowed_client = MATRIX_UNIT
     run1(m, "MOVB2A", srca=7, addr_mode=0, instr_mod=0, srcb=3)
     assert (m.s.srca.banks[0].rows[7] == 0x101).all() and (m.s.srca.banks[0].rows[4] == 0).all()
+
+
+def test_mova2d_block_follows_remap_addrs():
+    m = machine(implied=ff.BF16, give=True)
+    set_cfg(m, "DEST_ACCESS_CFG_remap_addrs", 1)
+    m.s.srca.banks[0].rows[0:8] = 0x12345
+    run1(m, "MOVA2D", src=0, addr_mode=0, instr_mod=2, dst=8)         # Dst16b 8..15 -> DstBits 32..39
+    assert (m.s.dest.bits[32:40] == 0x2445).all() and (m.s.dest.bits[8:16] == 0).all()
+
+
+def test_movd2a_dst32b_block_follows_swizzle():
+    m = machine(implied=ff.BF16)
+    set_cfg(m, "ALU_ACC_CTRL_Fp32_enabled", 1)
+    set_cfg(m, "DEST_ACCESS_CFG_swizzle_32b", 1)
+    put32(m, 4, 0x3F800000)                  # where Dst32b row 4 would be without swizzle
+    put32(m, 16, 0x40400000)
+    put32(m, 17, 0x40800000)
+    run1(m, "MOVD2A", src=0, addr_mode=0, instr_mod=2, dst=4)   # Dst32b 4..7 -> DstBits 16, 17, 18, 19
+    assert m.s.srca.banks[0].rows[0:2, 0].tolist() == [int(shuffle_bf16(U(0x4040))), int(shuffle_bf16(U(0x4080)))]

@@ -38,9 +38,10 @@ def _sixteen_rows(m, t: int, where: int, use32: bool, revert: bool) -> None:
     if where >= limit:
         raise UndefinedBehaviour(f"ZEROACC 16-row mode block {where} is beyond Dst (ttsim: non-contractual)")
     view = DstView(m, t)
-    rows = [where * 16 + i for i in range(16)]
-    phys = [view.row32(r) if use32 else view.row16(r) for r in rows]
-    view.valid[phys] = revert
+    first = where * 16
+    blocks = [view.sel32(first, 8), view.sel32(first + 8, 8)] if use32 else [view.sel16(first, 16)]
+    for rows in blocks:
+        view.valid[rows] = revert
 
 
 @semantics("ZEROACC")

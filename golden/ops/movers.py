@@ -12,6 +12,8 @@ matrix unit's identity element, zero. Each function moves whole rows with numpy.
 """
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from .. import fpu_formats as ff
@@ -68,6 +70,17 @@ def remove_high_exponent(x):
     return ((x >> 3) & 0xFFE0) | (x & 0x1F)
 
 
+@cache
+def table(fn, bits: int, dtype) -> np.ndarray:
+    """fn over every ``bits``-bit input: a lookup table standing in for fn on hot paths."""
+    return fn(np.arange(1 << bits, dtype=np.uint32)).astype(dtype)
+
+
+def flush_cell(x):
+    """A Src cell with a zero exponent field reads as 0 when denormals are flushed."""
+    return np.where((x & 0xFF) == 0, np.uint32(0), x)
+
+
 # --- shared checks and lookups ---
 def _refuse_field(name: str, field: str, value: int, bits: int) -> None:
     if value >> bits:
@@ -115,10 +128,10 @@ def _known(name: str, fmt: int) -> int:
 
 
 def _flush(m, t, cells):
-    """FlushDenormals: unless ALU_ACC_CTRL_Zero_Flag_disabled_src, a cell with a zero exponent becomes 0."""
+    """FlushDenormals unless ALU_ACC_CTRL_Zero_Flag_disabled_src."""
     if _NO_FLUSH.get(config_word(m, t, _NO_FLUSH.index)):
         return cells
-    return np.where((cells & 0xFF) == 0, np.uint32(0), cells)
+    return table(flush_cell, 19, np.uint32).take(cells)
 
 
 # --- Dst -> Src ---
@@ -131,22 +144,21 @@ def _dst_to_src(m, t, f, name: str, src, rwc_row: int, fmt: int) -> None:
     view = DstView(m, t)
     dst_row = ((f.dst + dst_base(m, t)) & DST_MASK) & ~(n - 1)
     src_row = ((f.src + rwc_row) & SRC_MASK) & ~(n - 1)
-    rows = np.arange(dst_row, dst_row + n)
     if dst32:
-        v = view.read32_or(rows)
+        v = view.read32_or(dst_row, n)
         if f.dest_32b_lo:
             v = (v << 16) | (v & 0xFFFF)
         if style == "bf16":
-            cells = shuffle_bf16(v >> 16)
+            cells = table(shuffle_bf16, 16, np.uint32).take(v >> 16)
         elif style == "fp16":
-            cells = shuffle_fp16(v >> 16)
+            cells = table(shuffle_fp16, 16, np.uint32).take(v >> 16)
         elif not f.dest_32b_lo:
             cells = shuffle_tf32(v >> 13)
         else:
             cells = v & 0x1FFF
     else:
-        v = view.read16_or(rows).astype(np.uint32)
-        cells = shuffle_bf16(v) if style == "bf16" else shuffle_fp16(v)
+        v = view.read16_or(dst_row, n)
+        cells = table(shuffle_bf16 if style == "bf16" else shuffle_fp16, 16, np.uint32).take(v)
     matrix_bank(src).rows[src_row:src_row + n] = cells
     apply_addr_mod(m, t, f.addr_mode)
 
@@ -177,18 +189,18 @@ def movd2b(m, t, f) -> None:
 
 
 # --- Src -> Dst ---
-def _src_to_dst(m, t, f, name: str, rows, cells, fmt_a: int) -> None:
-    """Write Src cells (n x 16, already flushed/truncated) to Dst rows as MOVA2D.md describes."""
+def _src_to_dst(m, t, f, name: str, dst_row: int, n: int, cells, fmt_a: int) -> None:
+    """Write Src cells (n x 16, already flushed/truncated) to Dst rows dst_row.. as MOVA2D.md describes."""
     if fmt_a == ff.TF32 and f.dest_32b_lo:
         raise UndefinedBehaviour(f"{name} with TF32 and UseDst32bLo (Blackhole erratum TEN-4245)")
-    val16 = remove_low_mantissa(cells) if fmt_a in EXP8 else remove_high_exponent(cells)
+    val16 = table(remove_low_mantissa if fmt_a in EXP8 else remove_high_exponent, 19, np.uint16).take(cells)
     view = DstView(m, t)
     if fmt_a == ff.TF32:
-        view.write32(rows, (val16 << 16) | (((cells >> 8) & 7) << 13))
+        view.write32(dst_row, (val16.astype(np.uint32) << 16) | (((cells >> 8) & 7) << 13), n)
     elif f.dest_32b_lo:
-        view.write32(rows, (view.read32_or(rows) & 0xFFFF0000) | val16)
+        view.write32(dst_row, (view.read32_or(dst_row, n) & 0xFFFF0000) | val16, n)
     else:
-        view.write16(rows, val16.astype(np.uint16))
+        view.write16(dst_row, val16, n)
     apply_addr_mod(m, t, f.addr_mode)
 
 
@@ -206,7 +218,7 @@ def mova2d(m, t, f) -> None:
     dst_row = ((f.dst + dst_base(m, t)) & DST_MASK) & ~(n - 1)
     src_row = ((f.src + m.s.rwc[t].srca) & SRC_MASK) & ~(n - 1)
     cells = _flush(m, t, bank.rows[src_row:src_row + n])
-    _src_to_dst(m, t, f, "MOVA2D", np.arange(dst_row, dst_row + n), cells, fmt_a)
+    _src_to_dst(m, t, f, "MOVA2D", dst_row, n, cells, fmt_a)
 
 
 @semantics("MOVB2D")
@@ -238,7 +250,7 @@ def movb2d(m, t, f) -> None:
         cells = cells & ~np.uint32(0xE0)
     elif fmt_b != ff.TF32:
         cells = cells & ~np.uint32(0x700)
-    _src_to_dst(m, t, f, "MOVB2D", np.arange(dst_row, dst_row + n), cells, fmt_a)
+    _src_to_dst(m, t, f, "MOVB2D", dst_row, n, cells, fmt_a)
 
 
 @semantics("MOVB2A")
