@@ -194,7 +194,6 @@ def test_store_to_dst32b_marks_only_the_high_row_valid():
 
 @pytest.mark.parametrize("mutate", [
     lambda m: setattr(m.s.sfpu, "sp", 1),
-    lambda m: set_cfg(m, "DEST_ACCESS_CFG_remap_addrs", 1),
     lambda m: set_cfg(m, "ALU_FORMAT_SPEC_REG_SrcB_override", 1),
 ])
 def test_unmodelled_address_and_format_controls_refuse(mutate):
@@ -202,6 +201,15 @@ def test_unmodelled_address_and_format_controls_refuse(mutate):
     mutate(m)
     with pytest.raises(NotModelled):
         run(m, load(0, 0))
+
+
+def test_remap_addrs_moves_sfpu_rows_through_adj16():
+    m = machine()
+    set_cfg(m, "DEST_ACCESS_CFG_remap_addrs", 1)
+    set_lreg(m, 3, [2 * lane for lane in range(32)])
+    run(m, store(3, 6, addr=8))       # Dst16b rows 8..11 are DstBits rows 32..35 under Adj16
+    assert int(m.s.dest.bits[32, 2]) == 2 and int(m.s.dest.bits[35, 14]) == 62
+    assert not m.s.dest.bits[8:12].any()
 
 
 def test_int8_comp_is_not_modelled():

@@ -7,6 +7,7 @@ which golden matches bit for bit where it implements a form. Blackhole facts:
 - dest_reg_addr is 10 bits (9:0); bits 12:10 are reserved (UndefinedBehaviour, as in ttsim); address bit 0 is unused;
 - INT32_2S_COMP (12) does no conversion on Blackhole (ttsim; llk_defs comment), unlike Wormhole's INT32_SM;
 - SFPSTORE FP32 (3) and BF16 (2) flush denormals to signed zero; INT32 (4) and mode 12 store raw bits;
+- rows go through Adj16 / Adj32 (golden.dest_view; ttsim v1.10.0 ignores DEST_ACCESS_CFG remap/swizzle);
 - the SFPU stack pointer (SETRWC BitMask bit 4, blackhole-deltas #7) has an undocumented address effect:
   golden refuses to address Dest while it is nonzero.
 Forms ttsim refuses, modelled from the Wormhole page (Blackhole lists the mode): explicit FP16A (1),
@@ -15,8 +16,13 @@ SFPLOAD HI16 (7), INT8 (5) and INT32_ALL (10, whose Blackhole existence rests on
 from __future__ import annotations
 
 from ..errors import NotModelled, UndefinedBehaviour
-from ..sfpu_dest import (bf16_from_dst, bf16_to_dst, check_no_remap, fp16_from_dst, fp16_to_dst, fp32_from_dst,
-                         fp32_to_dst, read16, read32, write16, write32)
+from ..fpu_formats import bits_to_dst16_bf16 as bf16_to_dst
+from ..fpu_formats import bits_to_dst16_fp16 as fp16_to_dst
+from ..fpu_formats import dst16_bf16_to_bits as bf16_from_dst
+from ..fpu_formats import dst16_fp16_to_bits as fp16_from_dst
+from ..fpu_formats import dst32_to_fp32 as fp32_from_dst
+from ..fpu_formats import fp32_to_dst32 as fp32_to_dst
+from ..sfpu_dest import SfpuDest
 from ..sfpu_lanes import MASK32, lanes_of, sfpu_op
 from .addrmod import apply_addr_mod
 
@@ -42,7 +48,6 @@ def _dest_addr(m, t: int, imm: int, int32_all: bool) -> int:
     """The Dst address whose bits 9:2 pick a group of four rows and bit 1 the odd columns."""
     if m.s.sfpu.sp:
         raise NotModelled("SFPLOAD/SFPSTORE while the Blackhole SFPU stack pointer is nonzero")
-    check_no_remap(m, t)
     moving = m.s.rwc[t].dst + m.cfg(t, "DEST_REGW_BASE_Base")
     if int32_all:
         moving &= 3
@@ -127,10 +132,11 @@ def sfpload(m, t, f):
     addr = _dest_addr(m, t, f.dest_reg_addr, mode == INT32_ALL)
     if vd < 8:
         lreg = m.s.sfpu.lreg[vd]
+        dst = SfpuDest(m, t)
+        read = dst.read32 if wide else dst.read16
         out = []
         for lane in _lanes_for(m, mode):
-            row, col = _cell(addr, lane)
-            cell = read32(m, row, col) if wide else read16(m, row, col)
+            cell = read(*_cell(addr, lane))
             out.append((lane, conv(cell, int(lreg[lane])) & MASK32))
         for lane, v in out:
             lreg[lane] = v
@@ -145,10 +151,10 @@ def sfpstore(m, t, f):
     wide, conv = _STORE[mode]
     addr = _dest_addr(m, t, f.dest_reg_addr, mode == INT32_ALL)
     lreg = m.s.sfpu.lreg[vd]
+    dst = SfpuDest(m, t)
+    write = dst.write32 if wide else dst.write16
     for lane in _lanes_for(m, mode):
-        row, col = _cell(addr, lane)
-        v = conv(int(lreg[lane]))
-        (write32 if wide else write16)(m, row, col, v)
+        write(*_cell(addr, lane), conv(int(lreg[lane])))
     apply_addr_mod(m, t, f.sfpu_addr_mode, update_fidelity=False)
 
 
