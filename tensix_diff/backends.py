@@ -40,3 +40,51 @@ def get_backend(name: str, *, store=None, recordings: str | Path | None = None, 
             opts["simulator"] = simulator
         return HwBackend(**opts)
     raise BackendUnavailable(f"unknown backend '{name}' (choose from {', '.join(BACKENDS)})")
+
+
+# --- for commands: one-line failures with the contract's exit codes -----------------------------------
+
+EXIT_USAGE, EXIT_DEVICE = 2, 3
+
+
+class BackendFailure(Exception):
+    """A command cannot go on: ``code`` is the exit status (2 bad input, 3 device), the message one line."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def open_backend(name: str, *, recordings=None, simulator: str | None = None):
+    """get_backend for a command: unknown or unavailable backend -> exit 2, a device that cannot start -> 3."""
+    try:
+        return get_backend(name, recordings=recordings, **({"simulator": simulator} if name == "hw" else {}))
+    except BackendUnavailable as e:
+        raise BackendFailure(EXIT_USAGE, str(e)) from None
+    except Exception as e:  # the device or simulator could not be brought up
+        raise BackendFailure(EXIT_DEVICE, f"{name} backend failed to start: {type(e).__name__}: {e}") from None
+
+
+def run_case(backend, case):
+    """backend.run(case) for a command: an unusable recording -> exit 2; an exception out of the hw backend
+    is that device's failure (a device-error Result); anything else is a bug and propagates."""
+    from hwbridge.base import DEVICE_ERROR, Result
+    from tensix_diff.store import StoreError
+    try:
+        return backend.run(case)
+    except StoreError as e:
+        raise BackendFailure(EXIT_USAGE, str(e)) from None
+    except Exception as e:
+        if getattr(backend, "name", "") != "hw":
+            raise
+        return Result(DEVICE_ERROR, message=f"{type(e).__name__}: {e}")
+
+
+def judge_case(reference, test, case, names: tuple[str, str]):
+    """Run a case on both backends and judge (compare.judge); nothing in common to compare -> uncompared."""
+    from tensix_diff.compare import NothingCompared, Verdict, judge
+    expected, actual = run_case(reference, case), run_case(test, case)
+    try:
+        return judge(expected, actual, names), actual
+    except NothingCompared as e:
+        return Verdict("uncompared", str(e), None, (expected.status, actual.status)), actual

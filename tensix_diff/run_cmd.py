@@ -14,10 +14,10 @@ from pathlib import Path
 
 from hwbridge.base import DEVICE_ERROR, MISSING, OK, STALE, Result
 
-from .backends import BACKENDS, BackendUnavailable, get_backend
-from .case import Case, load_cases
-from .compare import DEVICE_FAILED, DIVERGED, MATCHED, NothingCompared, Verdict, judge
-from .store import ENV_ROOT, StoreError
+from .backends import BACKENDS, BackendFailure, judge_case, open_backend, run_case
+from .case import load_cases
+from .compare import DEVICE_FAILED, DIVERGED, MATCHED, Verdict
+from .store import ENV_ROOT
 
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 3
 SOLO_FINE = (OK, "hang")   # a single backend's outcomes that are answers, not failures to answer
@@ -36,32 +36,6 @@ def add_parser(sub) -> None:
     p.add_argument("--limit", type=int, default=20, metavar="N", help="differences listed per divergent case")
     p.add_argument("-q", "--quiet", action="store_true", help="only divergences and the summary line")
     p.set_defaults(func=run)
-
-
-class _Fail(Exception):
-    def __init__(self, code: int, message: str):
-        super().__init__(message)
-        self.code = code
-
-
-def _make(name: str, args) -> object:
-    try:
-        return get_backend(name, recordings=args.recordings, **({"simulator": args.simulator} if name == "hw" else {}))
-    except BackendUnavailable as e:
-        raise _Fail(EXIT_USAGE, str(e)) from None
-    except Exception as e:  # the device or simulator could not be brought up
-        raise _Fail(EXIT_DEVICE, f"{name} backend failed to start: {type(e).__name__}: {e}") from None
-
-
-def _run_one(backend, case: Case) -> Result:
-    try:
-        return backend.run(case)
-    except StoreError as e:
-        raise _Fail(EXIT_USAGE, str(e)) from None
-    except Exception as e:
-        if getattr(backend, "name", "") != "hw":
-            raise
-        return Result(DEVICE_ERROR, message=f"{type(e).__name__}: {e}")
 
 
 def _solo_verdict(r: Result) -> Verdict:
@@ -97,7 +71,7 @@ def write_dump(path: str, state: dict) -> None:
 def run(args) -> int:
     try:
         return _run(args)
-    except _Fail as f:
+    except BackendFailure as f:
         print(f"tensix-diff: error: {f}", file=sys.stderr)
         return f.code
 
@@ -105,25 +79,21 @@ def run(args) -> int:
 def _run(args) -> int:
     cases = load_cases(args.cases)
     if not cases:
-        raise _Fail(EXIT_USAGE, f"no case files in {' '.join(args.cases)}")
+        raise BackendFailure(EXIT_USAGE, f"no case files in {' '.join(args.cases)}")
     solo = args.backend == args.against
-    test = _make(args.backend, args)
-    ref = None if solo else _make(args.against, args)
+    test = open_backend(args.backend, recordings=args.recordings, simulator=args.simulator)
+    ref = None if solo else open_backend(args.against, recordings=args.recordings, simulator=args.simulator)
     outcomes: Counter = Counter()
     dumped = args.dump is None
     for case in cases:
-        actual = _run_one(test, case)
         if solo:
+            actual = run_case(test, case)
             verdict = _solo_verdict(actual)
         else:
-            expected = _run_one(ref, case)
-            try:
-                verdict = judge(expected, actual, (args.against, args.backend))
-            except NothingCompared as e:
-                verdict = Verdict("uncompared", str(e))
+            verdict, actual = judge_case(ref, test, case, (args.against, args.backend))
         if not dumped:
             if actual.state is None:
-                raise _Fail(EXIT_USAGE, f"--dump: {args.backend} observed no state for {case.name}: {verdict.message}")
+                raise BackendFailure(EXIT_USAGE, f"--dump: {args.backend} observed no state for {case.name}: {verdict.message}")
             write_dump(args.dump, actual.state)
             dumped = True
         outcomes[verdict.outcome] += 1

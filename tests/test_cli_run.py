@@ -9,7 +9,7 @@ import pytest
 
 from hwbridge.base import Result
 from hwbridge.golden_backend import GoldenBackend
-from tensix_diff import cli, run_cmd
+from tensix_diff import backends, cli
 from tensix_diff.case import case_hash, load_case
 from tensix_diff.store import Recording, Store
 
@@ -134,8 +134,8 @@ class _Unmodelled:
 
 
 def test_device_failure_exit_3(project, capsys, monkeypatch):
-    real = run_cmd.get_backend
-    monkeypatch.setattr(run_cmd, "get_backend", lambda n, **kw: _FailingDevice() if n == "hw" else real(n, **kw))
+    real = backends.get_backend
+    monkeypatch.setattr(backends, "get_backend", lambda n, **kw: _FailingDevice() if n == "hw" else real(n, **kw))
     code, out, _ = main(capsys, "run", project / "cases", "--backend", "hw")
     assert code == 3 and "DEVICE-FAILED run-a: hw: device-error: simulator exited with status 134" in out
 
@@ -145,13 +145,13 @@ def test_device_that_cannot_start_exit_3_and_missing_backend_exit_2(project, cap
 
     def broken(name, **kw):
         raise OSError("no Tenstorrent device found")
-    monkeypatch.setattr(run_cmd, "get_backend", broken)
+    monkeypatch.setattr(backends, "get_backend", broken)
     code, _, err = main(capsys, "run", project / "cases", "--backend", "hw", "--simulator", "/nope/libttsim.so")
     assert code == 3 and "hw backend failed to start" in err and err.count("\n") == 1
 
     def unavailable(name, **kw):
         raise BackendUnavailable("hw backend unavailable: hwbridge.hw is not in this tree")
-    monkeypatch.setattr(run_cmd, "get_backend", unavailable)
+    monkeypatch.setattr(backends, "get_backend", unavailable)
     code, _, err = main(capsys, "run", project / "cases", "--backend", "hw")
     assert code == 2 and err.count("\n") == 1
 
@@ -159,8 +159,8 @@ def test_device_that_cannot_start_exit_3_and_missing_backend_exit_2(project, cap
 def test_uncomparable_case_exit_2(project, capsys, monkeypatch):
     rec = project / "rec"
     record(rec, project / "cases" / "run-a.yaml")
-    real = run_cmd.get_backend
-    monkeypatch.setattr(run_cmd, "get_backend", lambda n, **kw: _Unmodelled() if n == "golden" else real(n, **kw))
+    real = backends.get_backend
+    monkeypatch.setattr(backends, "get_backend", lambda n, **kw: _Unmodelled() if n == "golden" else real(n, **kw))
     code, out, _ = main(capsys, "run", project / "cases" / "run-a.yaml", "--recordings", rec)
     assert code == 2 and "UNCOMPARED run-a: golden: not-modelled: FOO is not modelled" in out
 
