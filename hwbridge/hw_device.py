@@ -66,6 +66,11 @@ class Device:
     def write32(self, addr: int, value: int) -> None:
         self.raw.noc_write32(self.xy[0], self.xy[1], addr, value)
 
+    def _zeros(self, size: int) -> bytes:
+        if len(getattr(self, "_zero_buf", b"")) < size:
+            self._zero_buf = bytes(size)
+        return self._zero_buf[:size] if size != len(self._zero_buf) else self._zero_buf
+
     def hold(self) -> None:
         """Every RISC of the core in reset."""
         self.write32(M.SOFT_RESET_0, M.RESET_ALL)
@@ -74,6 +79,8 @@ class Device:
     def run(self, job: dict, timeout: float) -> tuple:
         """("ok", [blobs], cycles) or ("timeout", message)."""
         self.hold()
+        for addr, size in job.get("zero", ()):
+            self.write(addr, self._zeros(size))
         for addr, data in job["writes"]:
             self.write(addr, data)
         self.write32(M.SOFT_RESET_0, job["release"])

@@ -40,6 +40,7 @@ class Job:
     done_addr: int = M.ALL_DONE
     done_value: int = M.DONE_TOKEN
     max_cycles: int = MAX_CYCLES
+    zero: list[tuple[int, int]] = field(default_factory=list)       # L1 ranges the worker zeroes first
     cfg_reads: dict[int, list[int]] = field(default_factory=dict)   # state -> indices, dump order
     l1_regions: list[tuple[int, int]] = field(default_factory=list)
     unobserved_config: list[str] = field(default_factory=list)
@@ -95,31 +96,75 @@ def _gprs(p: rv.Program, case: Case, t: int) -> None:
     _store_words(p, M.REGFILE_BASE, [(4 * i, init.get(i, 0)) for i in range(GPRS)])
 
 
-def _thread_config(p: rv.Program, case: Case, t: int, plat: Platform) -> None:
-    init = case.init.thread_config.get(t, {})
+def _thread_config(p: rv.Program, values: dict[int, int], plat: Platform, only_set: bool = False) -> None:
+    """SETC16 the issuing thread's ThreadConfig: every writable index (or only the non-zero ones)."""
     for idx in sorted(plat.thread_config_writable):
-        p.tensix(_t("SETC16", setc16_reg=idx, setc16_value=init.get(idx, 0)))
+        if values.get(idx, 0) or not only_set:
+            p.tensix(_t("SETC16", setc16_reg=idx, setc16_value=values.get(idx, 0)))
 
 
-def _config(p: rv.Program, case: Case, plat: Platform) -> None:
-    """Config state 0 by RISC stores; state 1 by WRCFG from GPR 63 with CFG_STATE_ID = 1."""
+def _config(p: rv.Program, values: dict[int, dict[int, int]], plat: Platform, only_set: bool = False) -> None:
+    """Config state 0 by RISC stores; state 1 by WRCFG from GPR 63 with CFG_STATE_ID = 1 (then back to 0).
+    Every writable index, or only those with a non-zero value."""
     writable = sorted(plat.config_writable)
-    init0 = case.init.config.get(0, {})
-    _store_words(p, M.CFG_BASE, [(4 * i, init0.get(i, 0)) for i in writable])
-    init1 = case.init.config.get(1, {})
+    v0, v1 = values.get(0, {}), values.get(1, {})
+    _store_words(p, M.CFG_BASE, [(4 * i, v0.get(i, 0)) for i in writable if v0.get(i, 0) or not only_set])
     state_id = thread_config_field("CFG_STATE_ID_StateID")
     p.li(rv.T0, M.REGFILE_BASE).emit(rv.sw(rv.ZERO, rv.T0, 4 * 63))
     p.tensix(_t("SETC16", setc16_reg=state_id.index, setc16_value=state_id.put(0, 1)))
     for idx in writable:
-        if not init1.get(idx, 0):
+        if not v1.get(idx, 0) and not only_set:
             p.tensix(_t("WRCFG", gpraddress=63, wr128b=0, cfgreg=idx))
     for idx in writable:
-        if init1.get(idx, 0):
+        if v1.get(idx, 0):
             _drain(p)
-            p.li(rv.T1, init1[idx]).emit(rv.sw(rv.T1, rv.T0, 4 * 63))
+            p.li(rv.T1, v1[idx]).emit(rv.sw(rv.T1, rv.T0, 4 * 63))
             p.tensix(_t("WRCFG", gpraddress=63, wr128b=0, cfgreg=idx))
-    tc0 = case.init.thread_config.get(0, {}).get(state_id.index, 0)
-    p.tensix(_t("SETC16", setc16_reg=state_id.index, setc16_value=tc0))
+    p.tensix(_t("SETC16", setc16_reg=state_id.index, setc16_value=0))
+    _drain(p)
+
+
+def _dbus_bit(p: rv.Program, word_reg: int, bit: int, rd: int) -> None:
+    p.emit(rv.srli(rd, word_reg, bit % 32), rv.andi(rd, rd, 1))
+
+
+def _src_reset(p: rv.Program, plat: Platform) -> None:
+    """Both Src files back to power-on: no bank valid, matrix and unpacker on bank 0, implied formats 0.
+
+    The RISC reads each Src's bank state from the debug bus and acts until it is (0, 0, 0): a bank valid
+    at the matrix side is released (SETRWC clear_ab_vld); a valid bank elsewhere, or sides on different
+    banks, make the matrix side skip a bank (clear with CLR_DVALID disabled); both sides on bank 1 take
+    one handover round. Then two handover rounds with Config zero set both implied formats to 0."""
+    daisy, sig = plat.raw["src_state_group"]
+    dis_a, dis_b = thread_config_field("CLR_DVALID_SrcA_Disable"), thread_config_field("CLR_DVALID_SrcB_Disable")
+    p.li(rv.S0, M.DEBUG_REGS)
+    for name, clear, sel, dis in (("srca", 1, 0, dis_a), ("srcb", 2, 1, dis_b)):
+        bits = plat.raw["src_state_bits"][name]
+        rd = bits["valid0"] // 32
+        release = _t("SETRWC", clear_ab_vld=clear, bitmask=0)
+        handover = _t("UNPACR_NOP", unpacker_select=sel, set_dvalid=1, unpack_pop=1)
+        p.li(rv.S1, 8)                                                     # at most 8 rounds
+        p.label(f"{name}_loop")
+        p.emit(rv.addi(rv.S1, rv.S1, -1)).branch("beq", rv.S1, rv.ZERO, f"{name}_done")
+        _drain(p)
+        p.li(rv.T1, M.DBG_BUS_ENABLE | rd << 25 | daisy << 16 | sig)
+        p.emit(rv.sw(rv.T1, rv.S0, M.DBG_BUS_CTRL - M.DEBUG_REGS), rv.lw(rv.T1, rv.S0, M.DBG_RD_DATA - M.DEBUG_REGS),
+               rv.sw(rv.ZERO, rv.S0, M.DBG_BUS_CTRL - M.DEBUG_REGS))
+        for reg, key in ((rv.A2, "valid0"), (rv.A3, "valid1"), (rv.A4, "matrix_bank"), (rv.A5, "unpack_bank")):
+            _dbus_bit(p, rv.T1, bits[key], reg)
+        p.emit(rv.addi(rv.A6, rv.A2, 0)).branch("beq", rv.A4, rv.ZERO, f"{name}_mb0").emit(rv.addi(rv.A6, rv.A3, 0))
+        p.label(f"{name}_mb0").branch("bne", rv.A6, rv.ZERO, f"{name}_release")
+        p.emit(rv.or_(rv.T2, rv.A2, rv.A3)).branch("bne", rv.T2, rv.ZERO, f"{name}_skip")
+        p.branch("bne", rv.A4, rv.A5, f"{name}_skip").branch("bne", rv.A4, rv.ZERO, f"{name}_round")
+        p.jump(f"{name}_formats")
+        p.label(f"{name}_release").tensix(release).jump(f"{name}_loop")
+        p.label(f"{name}_skip")
+        p.tensix(_t("SETC16", setc16_reg=dis.index, setc16_value=dis.put(0, 1))).tensix(release)
+        p.tensix(_t("SETC16", setc16_reg=dis.index, setc16_value=0)).jump(f"{name}_loop")
+        p.label(f"{name}_round").tensix(handover).tensix(release).jump(f"{name}_loop")
+        p.label(f"{name}_formats")
+        p.tensix(handover).tensix(release).tensix(handover).tensix(release)
+        p.label(f"{name}_done")
     _drain(p)
 
 
@@ -132,6 +177,28 @@ def _dest_lanes(rows: dict[int, list[int]], group: int, odd: int) -> list[int]:
     return out
 
 
+# SFPU power-on constants that SFPCONFIG can overwrite (LRegs 11..14), as ttsim's tensix_init sets them.
+SFPU_CONSTANTS = {11: 0xBF800000, 12: 0x3B000000, 13: 0xBF2CC4C7, 14: 0xBEB08FF9}
+
+
+def _sfpu(p: rv.Program) -> None:
+    """SFPU back to power-on: lanes enabled with all flags set, LaneConfig and the SFPLOADMACRO
+    configuration zero, the programmable constants restored, LRegs 0..7 zero."""
+    p.tensix(_t("SFPENCC", imm12_math=3, instr_mod1=10))
+    p.tensix(_t("SFPCONFIG", imm16_math=0, config_dest=15, instr_mod1=1))     # LaneConfig
+    for k, value in SFPU_CONSTANTS.items():
+        p.tensix(_t("SFPLOADI", lreg_ind=0, instr_mod0=8, imm16=value >> 16))
+        p.tensix(_t("SFPLOADI", lreg_ind=0, instr_mod0=10, imm16=value & 0xFFFF))
+        p.tensix(_t("SFPCONFIG", imm16_math=0, config_dest=k, instr_mod1=0))
+    p.tensix(_t("SFPLOADI", lreg_ind=0, instr_mod0=2, imm16=0))
+    for dest in range(4):
+        p.tensix(_t("SFPCONFIG", imm16_math=0, config_dest=dest, instr_mod1=0))   # macro templates := LReg0 (0)
+    for dest in range(4, 9):
+        p.tensix(_t("SFPCONFIG", imm16_math=0, config_dest=dest, instr_mod1=1))   # sequences, misc := 0
+    for r in range(8):
+        p.tensix(_t("SFPLOADI", lreg_ind=r, instr_mod0=2, imm16=0))
+
+
 def _dest(p: rv.Program, case: Case) -> None:
     """Write every Dest cell (zero or the case's init) with raw 16-bit SFPSTOREs; every row ends valid.
 
@@ -140,9 +207,6 @@ def _dest(p: rv.Program, case: Case) -> None:
     from 31 down, SFPIADD LReg1 = LReg15 (2 * lane) - (2k + 1) clears the flag of lane k + 1 (the
     flags only narrow), so SFPLOADI writes v_k into lanes 0..k and later lanes overwrite the rest."""
     rows = {r: list(v) for r, v in case.init.dest}
-    p.tensix(_t("SFPENCC", imm12_math=3, instr_mod1=10))               # lanes enabled, all flags set
-    for r in range(8):
-        p.tensix(_t("SFPLOADI", lreg_ind=r, instr_mod0=2, imm16=0))
     for g in range(DEST_ROWS // 4):
         for odd in (0, 1):
             addr = 4 * g + 2 * odd
@@ -239,16 +303,20 @@ def _collect_config(p: rv.Program, reads: dict[int, list[int]]) -> None:
 # --- whole programs -----------------------------------------------------------------------------------
 def thread_program(case: Case, t: int, plat: Platform, cfg_reads: dict[int, list[int]]) -> rv.Program:
     p = rv.Program(M.TRISC_RESET_PC[t])
-    if t == 0:
-        _config(p, case, plat)
-    _gprs(p, case, t)
+    tcfg = case.init.thread_config.get(t, {})
     _store_words(p, M.MOP_CFG_BASE, [(4 * i, 0) for i in range(9)])
-    _thread_config(p, case, t, plat)
+    _thread_config(p, {}, plat)
     _counters(p)
-    if t == 1:
+    if t == 0:     # shared state, in an order where each step finds what it relies on at power-on
+        _config(p, {}, plat)
+        _src_reset(p, plat)
         _shared_state(p)
+        _sfpu(p)
         _dest(p, case)
-        _counters(p)
+        _config(p, case.init.config, plat, only_set=True)
+    _gprs(p, case, t)
+    _thread_config(p, tcfg, plat, only_set=True)
+    _counters(p)
     _drain(p)
     p.li(rv.T0, M.READY + 4 * t).li(rv.T1, 1).emit(rv.sw(rv.T1, rv.T0, 0))
     _wait_flags(p, M.READY, range(THREADS), "barrier")
@@ -291,8 +359,8 @@ def build(case: Case, plat: Platform) -> Job:
             raise Refusal(f"thread {t} program is {len(code)} bytes; the harness allows {M.CODE_SIZE}")
         writes.append((M.TRISC_RESET_PC[t], code))
     regions = case.observed_l1()
-    writes += [(a, bytes(n)) for a, n in regions]
     writes += [(a, bytes(d)) for a, d in case.init.l1]
     release = M.RESET_ALL & ~sum(M.RESET_TRISC)
-    return Job(name=case.name, writes=writes, reads=[(M.RESULTS, M.RESULTS_END - M.RESULTS)] + regions,
+    zero = [(0, M.RESERVED[0]), (M.RESERVED[1], L1_SIZE - M.RESERVED[1])]   # golden's L1 starts all zero
+    return Job(name=case.name, writes=writes, zero=zero, reads=[(M.RESULTS, M.RESULTS_END - M.RESULTS)] + regions,
                release=release, cfg_reads=reads, l1_regions=regions, unobserved_config=missing)
