@@ -83,6 +83,8 @@ class Device:
             self.write(addr, self._zeros(size))
         for addr, data in job["writes"]:
             self.write(addr, data)
+        for addr, value in job.get("regs", ()):
+            self.write32(addr, value)
         self.write32(M.SOFT_RESET_0, job["release"])
         done = self._wait(job, timeout)
         if done is not None:

@@ -29,28 +29,30 @@ DEST_ARRAY_SEL = 2 << 16
 RESET_BRISC, RESET_TRISC = 0x800, (0x1000, 0x2000, 0x4000)
 RESET_NCRISC = 0x40000
 RESET_ALL = RESET_BRISC | sum(RESET_TRISC) | RESET_NCRISC
+TRISC_RESET_PC_REG = (DEBUG_REGS + 0x228, DEBUG_REGS + 0x22C, DEBUG_REGS + 0x230)
+TRISC_RESET_PC_OVERRIDE = DEBUG_REGS + 0x234   # bit t: TRISC t starts at its TRISCt_RESET_PC
 
-TRISC_RESET_PC = (0x6000, 0xA000, 0xE000)   # default reset PCs of TRISC0/1/2 (no override)
-CODE_SIZE = 0x4000                          # bytes of L1 code per TRISC before the next one's reset PC
+# --- harness L1 layout: the top 128 KiB of L1 ------------------------------------------------------
+RESERVED = (0x160000, 0x180000)  # [lo, hi): code, flags and results; cases keep out
+TRISC_RESET_PC = (0x160000, 0x16C000, 0x170000)   # code of TRISC0 (shared-state prologue, collector), 1, 2
+CODE_SIZE = (0xC000, 0x4000, 0x4000)
 
-# --- harness L1 layout -------------------------------------------------------------------------------
-FLAGS = 0x5F00                  # ready[t] at +4t, done[t] at +0x10+4t, all-done at +0x20
+FLAGS = 0x174000                # ready[t] at +4t, done[t] at +0x10+4t, all-done at +0x20
 READY = FLAGS
 DONE = FLAGS + 0x10
 ALL_DONE = FLAGS + 0x20
 FLAG_BYTES = 0x40
 DONE_TOKEN = 0xD0E
 
-RESULTS = 0x14000
+RESULTS = 0x174100
 DEST_DUMP = RESULTS               # 1024 rows x 8 words (DBG_ARRAY_RD_DATA per sel)
 DEST_DUMP_BYTES = 1024 * 8 * 4
 GPR_DUMP = DEST_DUMP + DEST_DUMP_BYTES   # 3 threads x 64 words
 GPR_DUMP_BYTES = 3 * 64 * 4
 DBUS_DUMP = GPR_DUMP + GPR_DUMP_BYTES    # debug-bus words, in the order the platform table lists them
 DBUS_DUMP_BYTES = 0x100
-CFG_DUMP = DBUS_DUMP + DBUS_DUMP_BYTES   # Config state-0 words, in the order the job lists them
-CFG_DUMP_BYTES = 224 * 4
+CFG_DUMP = DBUS_DUMP + DBUS_DUMP_BYTES   # Config words, in the order the job lists them
+CFG_DUMP_BYTES = 2 * 224 * 4
 RESULTS_END = CFG_DUMP + CFG_DUMP_BYTES
 
-RESERVED = (0x4000, 0x1D000)     # [lo, hi): code, flags and results; cases keep out
-assert RESULTS_END <= RESERVED[1]
+assert TRISC_RESET_PC[2] + CODE_SIZE[2] <= FLAGS and RESULTS_END <= RESERVED[1]

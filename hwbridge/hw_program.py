@@ -41,6 +41,7 @@ class Job:
     done_value: int = M.DONE_TOKEN
     max_cycles: int = MAX_CYCLES
     zero: list[tuple[int, int]] = field(default_factory=list)       # L1 ranges the worker zeroes first
+    regs: list[tuple[int, int]] = field(default_factory=list)       # MMIO words written before the release
     cfg_reads: dict[int, list[int]] = field(default_factory=dict)   # state -> indices, dump order
     l1_regions: list[tuple[int, int]] = field(default_factory=list)
     unobserved_config: list[str] = field(default_factory=list)
@@ -355,12 +356,14 @@ def build(case: Case, plat: Platform) -> Job:
     writes: list[tuple[int, bytes]] = [(M.FLAGS, bytes(M.FLAG_BYTES))]
     for t in range(THREADS):
         code = thread_program(case, t, plat, reads).to_bytes()
-        if len(code) > M.CODE_SIZE:
-            raise Refusal(f"thread {t} program is {len(code)} bytes; the harness allows {M.CODE_SIZE}")
+        if len(code) > M.CODE_SIZE[t]:
+            raise Refusal(f"thread {t} program is {len(code)} bytes; the harness allows {M.CODE_SIZE[t]}")
         writes.append((M.TRISC_RESET_PC[t], code))
     regions = case.observed_l1()
     writes += [(a, bytes(d)) for a, d in case.init.l1]
     release = M.RESET_ALL & ~sum(M.RESET_TRISC)
-    zero = [(0, M.RESERVED[0]), (M.RESERVED[1], L1_SIZE - M.RESERVED[1])]   # golden's L1 starts all zero
-    return Job(name=case.name, writes=writes, zero=zero, reads=[(M.RESULTS, M.RESULTS_END - M.RESULTS)] + regions,
+    zero = [(0, M.RESERVED[0])] + ([(M.RESERVED[1], L1_SIZE - M.RESERVED[1])] if M.RESERVED[1] < L1_SIZE else [])
+    regs = [(M.TRISC_RESET_PC_REG[t], M.TRISC_RESET_PC[t]) for t in range(THREADS)]
+    regs.append((M.TRISC_RESET_PC_OVERRIDE, (1 << THREADS) - 1))
+    return Job(name=case.name, writes=writes, zero=zero, regs=regs, reads=[(M.RESULTS, M.RESULTS_END - M.RESULTS)] + regions,
                release=release, cfg_reads=reads, l1_regions=regions, unobserved_config=missing)

@@ -1,0 +1,117 @@
+"""`tensix-diff record [CASE...]`: run cases on the hw backend and write what it returned into the replay store.
+
+Cases are YAML files, directories of them, or case bundles (``*.cases.gz``); the default is the curated
+corpus ``tests/corpus``. ``--simulator PATH`` records on ttsim (labelled ``ttsim <version>``), otherwise on
+the first card found. Device errors are never recorded (the store refuses them); they are listed and make
+the exit status 3. ``--jobs N`` runs N workers (each its own simulator) side by side.
+"""
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+from .base import DEVICE_ERROR
+
+EXIT_OK, EXIT_USAGE, EXIT_DEVICE = 0, 2, 3
+REPO = Path(__file__).resolve().parents[1]
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("record", help="record cases on the hw backend (a card, or ttsim) into the replay store")
+    p.add_argument("cases", nargs="*", metavar="CASE",
+                   help="case YAML files, directories or *.cases.gz bundles (default: tests/corpus)")
+    p.add_argument("--simulator", metavar="PATH", help="record on this libttsim.so instead of a card")
+    p.add_argument("--simulator-version", metavar="V", help="ttsim release to label recordings with"
+                   " (default: $TENSIX_DIFF_SIMULATOR_VERSION or a version file beside the .so)")
+    p.add_argument("--core", metavar="X,Y", help="Tensix core in NOC0 coordinates (default: the first)")
+    p.add_argument("--recordings", metavar="DIR", help="replay store directory (default: the project's)")
+    p.add_argument("--mode", choices=("new", "all"), default="new",
+                   help="new: only cases without a recording (default); all: overwrite")
+    p.add_argument("--jobs", type=int, default=1, metavar="N", help="workers side by side (default: 1)")
+    p.add_argument("-q", "--quiet", action="store_true", help="only problems and the summary")
+    p.set_defaults(func=run)
+
+
+def _backend_opts(args) -> dict:
+    opts: dict = {}
+    if args.simulator:
+        opts["simulator"] = args.simulator
+    if args.simulator_version:
+        opts["simulator_version"] = args.simulator_version
+    if args.core:
+        opts["core"] = args.core
+    return opts
+
+
+def run(args) -> int:
+    from tensix_diff.case import CaseError, case_hash
+    from tensix_diff.store import Store
+
+    from .hw import HwBackend
+    from .hw_corpus import load_any
+
+    try:
+        cases = load_any(args.cases or [REPO / "tests" / "corpus"])
+    except CaseError as e:
+        print(f"tensix-diff: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.jobs < 1:
+        print("tensix-diff: error: --jobs must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    store = Store(args.recordings)
+    todo = [c for c in cases if args.mode == "all" or not store.has(case_hash(c))]
+    skipped = len(cases) - len(todo)
+    print(f"record: {len(todo)} cases to run ({skipped} already recorded) into {store.root}", file=sys.stderr)
+    try:
+        backends = [HwBackend(**_backend_opts(args)) for _ in range(min(args.jobs, max(1, len(todo))))]
+    except Exception as e:  # noqa: BLE001 - the device could not be brought up
+        print(f"tensix-diff: error: hw backend failed to start: {type(e).__name__}: {e}", file=sys.stderr)
+        return EXIT_DEVICE
+    counts: Counter = Counter()
+    lock = threading.Lock()
+    work: queue.Queue = queue.Queue()
+    for c in todo:
+        work.put(c)
+    t0 = time.monotonic()
+
+    def serve(backend) -> None:
+        while True:
+            try:
+                case = work.get_nowait()
+            except queue.Empty:
+                return
+            result = backend.run(case)
+            if result.status != DEVICE_ERROR:
+                store.record(case, result, "all")
+            with lock:
+                counts[result.status] += 1
+                if result.status == DEVICE_ERROR or (not args.quiet and not result.ok):
+                    print(f"{result.status} {case.name}: {result.message}")
+                done = sum(counts.values())
+                if done % 500 == 0:
+                    rate = done / max(1e-9, time.monotonic() - t0)
+                    print(f"record: {done}/{len(todo)} ({rate:.1f} cases/s)", file=sys.stderr)
+
+    threads = [threading.Thread(target=serve, args=(b,)) for b in backends]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        for b in backends:
+            b.close()
+    elapsed = time.monotonic() - t0
+    device = backends[0].device if backends else "?"
+    print(f"recorded on {device}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+          + f" ({skipped} already recorded; {len(todo) / max(elapsed, 1e-9):.1f} cases/s)")
+    return EXIT_DEVICE if counts[DEVICE_ERROR] else EXIT_OK
+
+
+if __name__ == "__main__":
+    from tensix_diff.cli import main
+    sys.exit(main(["record", *sys.argv[1:]]))
