@@ -205,13 +205,12 @@ def html_report(cov: Coverage) -> str:
 
 def collect(paths: list[str], recordings: str | None = None) -> list[tuple[Case, Result | None, Result | None]]:
     """Run every case on golden and look up its recording in the replay store."""
-    from tensix_diff.backends import get_backend
+    from tensix_diff.backends import open_backend, run_case
     from tensix_diff.case import load_cases
-    golden = get_backend("golden")
-    replay = get_backend("replay", recordings=recordings)
+    golden, replay = open_backend("golden"), open_backend("replay", recordings=recordings)
     out = []
     for case in load_cases(paths):
-        rec = replay.run(case)
+        rec = run_case(replay, case)
         try:
             model = golden.run(case)
         except Exception as e:  # a golden bug: counted as not run, and said, never a traceback
@@ -233,8 +232,13 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from tensix_diff.backends import BackendFailure
     paths = args.paths or ([str(DEFAULT_CORPUS)] if DEFAULT_CORPUS.is_dir() else [])
-    cov = measure(collect(paths, args.recordings))
+    try:
+        cov = measure(collect(paths, args.recordings))
+    except BackendFailure as e:
+        print(f"tensix-diff: error: {e}", file=sys.stderr)
+        return e.code
     if not args.summary:
         print(terminal_table(cov, args.only))
     print("\n".join(cov.summary_lines()))

@@ -17,7 +17,8 @@ from typing import Callable, Sequence, TypeVar
 
 from golden import isa
 from hwbridge.base import OK, Result
-from tensix_diff.case import Case, Init, case_hash, dump_case
+from tensix_diff.backends import BackendFailure, open_backend, run_case
+from tensix_diff.case import Case, Init, case_hash, dump_case, load_case
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, MATCHED
 from tensix_diff.triage import Signature, classify, same_divergence
 
@@ -366,48 +367,25 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _backend(name: str, args):
-    """The named backend's run callable; a device that raises gives a device-error Result, not a traceback."""
-    from tensix_diff.backends import BackendUnavailable, get_backend
-    from tensix_diff.cli import UsageError
-    try:
-        backend = get_backend(name, recordings=args.recordings,
-                              **({"simulator": args.simulator} if name == "hw" and args.simulator else {}))
-    except BackendUnavailable as e:
-        raise UsageError(str(e)) from None
-    if name != "hw":
-        return backend.run
-
-    def guarded(case: Case) -> Result:
-        try:
-            return backend.run(case)
-        except Exception as e:  # the device or simulator failed mid-run
-            return Result("device-error", message=f"{type(e).__name__}: {e}")
-    return guarded
+def _backend(name: str, args) -> Callable[[Case], Result]:
+    """The named backend's run, with the commands' one-line failures (tensix_diff.backends)."""
+    backend = open_backend(name, recordings=args.recordings, simulator=args.simulator)
+    return lambda case: run_case(backend, case)
 
 
 def run(args) -> int:
-    from tensix_diff.case import load_case
     from tensix_diff.cli import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, UsageError
     if args.max_runs < 1:
         raise UsageError("minimize: --max-runs must be at least 1")
-    from tensix_diff.store import StoreError
     case = load_case(args.case)
-    try:
-        device, against = _backend(args.backend, args), _backend(args.against, args)
-    except UsageError:
-        raise
-    except Exception as e:  # the device or simulator could not be brought up
-        print(f"tensix-diff: minimize: {args.backend} backend failed to start: {type(e).__name__}: {e}",
-              file=sys.stderr)
-        return EXIT_DEVICE
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     try:
+        device, against = _backend(args.backend, args), _backend(args.against, args)
         rep = Minimizer(device, against, max_runs=args.max_runs, nop_pad=args.nop_pad, strict=args.strict,
                         log=log).minimize(case)
-    except StoreError as e:
+    except BackendFailure as e:
         print(f"tensix-diff: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+        return e.code
     print("\n".join(rep.lines()))
     if rep.status == "matched":
         return EXIT_OK
