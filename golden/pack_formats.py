@@ -1,0 +1,198 @@
+"""Datum conversions of the unpackers (L1 -> Src / Dst) and the packer (Dst -> L1), uncompressed
+non-BFP formats only, bit-exact with Blackhole as ttsim v1.10.0 models them.
+
+Facts: tt-isa-documentation WormholeB0 UNPACR_Regular.md (FormatConversion, WriteDst*/WriteSrc*) and
+Packers/FormatConversion.md; Blackhole behaviour (which pairs exist, flushing, rounding, saturation)
+from ttsim v1.10.0's UNPACR / PACR. All functions take and return numpy uint32 arrays (one element per
+datum); Src results are golden's 19-bit cells (golden.fpu_formats), Dst results raw DstBits patterns
+(a 32-bit Dst32b value, or a 16-bit Dst16b value).
+
+Unpacker facts: FP32 -> TF32 drops the low 13 mantissa bits, FP32 -> BF16 flushes denormals (keeping
+the sign) and drops 16 bits, FP32 -> FP16 rebiases the exponent by 112 with truncation, flushing to a
+signed zero below and saturating to the largest pattern (0x7FFF) above (inf and NaN included); FP16,
+BF16 and UINT16 are moved without any flushing; INT8 is sign-magnitude (or unsigned under
+ALU_FORMAT_SPEC_REG0_Src{A,B}Unsigned) and becomes "integer 8" (exponent 16 unless the magnitude is 0).
+
+Packer facts: reading Dst16b flushes a zero exponent to +0 (the sign is lost) and turns BF16 NaNs into
+infinities of the same sign; Dst32b -> BF16 and Dst32b -> FP16 round half up on the magnitude (to 16
+and to 19 bits), after turning NaNs into infinities, and flush a zero exponent to +0; FP32 -> FP16
+without Round_10b_mant truncates; FP16 -> FP32 rebiases (an FP16 inf/NaN becomes a large finite FP32);
+FP16 -> BF16 truncates; INT32 -> INT8 saturates the sign-magnitude value to 127 (or to 0..255 unsigned).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import fpu_formats as ff
+from .errors import NotModelled, UndefinedBehaviour
+
+UINT16 = 9
+FP8 = ff.FP8
+BFP_FORMATS = frozenset({ff.BFP8A, ff.BFP4A, ff.BFP8, ff.BFP4, ff.BFP2A, ff.BFP2})
+
+_U32 = np.uint32
+
+
+def element_bits(fmt: int) -> int:
+    """Bits of one datum of format code ``fmt`` in L1 (ttsim: chosen by the code's low two bits)."""
+    if fmt in BFP_FORMATS:
+        raise NotModelled(f"data format {fmt} is a block floating-point format (not modelled)")
+    return (32, 16, 8)[fmt & 3]
+
+
+def _u32(x) -> np.ndarray:
+    return np.asarray(x, dtype=_U32)
+
+
+def flush_denormal32(v: np.ndarray) -> np.ndarray:
+    """An FP32 pattern with a zero exponent becomes a zero of the same sign."""
+    return np.where(v & 0x7F800000, v, v & 0x80000000).astype(_U32)
+
+
+def fp32_to_fp16_trunc(v: np.ndarray) -> np.ndarray:
+    """FP32 pattern -> FP16 pattern: exponent rebiased by 112, mantissa truncated; below range a signed
+    zero, above range (inf/NaN included) the sign with 0x7FFF."""
+    sign = (v >> 16) & 0x8000
+    e = ((v >> 23) & 0xFF).astype(np.int64) - 112
+    fits = sign | (np.clip(e, 0, 31).astype(_U32) << 10) | ((v >> 13) & 0x3FF)
+    return np.where(e < 0, sign, np.where(e > 31, sign | 0x7FFF, fits)).astype(_U32)
+
+
+def _int8_as_fp16(raw: np.ndarray, unsigned: bool) -> np.ndarray:
+    """INT8 (sign-magnitude, or unsigned) -> the FP16 pattern overlaying integer "8"."""
+    sign = np.zeros_like(raw) if unsigned else raw & 0x80
+    mag = raw - sign
+    return (np.where(mag != 0, mag | (16 << 10), 0) | (sign << 8)).astype(_U32)
+
+
+# --- unpacker: L1 -> Src ---------------------------------------------------------------------------
+def unpack_pair_check(in_fmt: int, out_fmt: int) -> None:
+    """UndefinedBehaviour for format pairs the unpacker cannot convert (FP32 converts to FP32, FP16,
+    TF32 or BF16; every other input format must equal the output format)."""
+    if in_fmt == ff.FP32:
+        if out_fmt not in (ff.FP32, ff.FP16, ff.TF32, ff.BF16):
+            raise UndefinedBehaviour(f"UNPACR from FP32 to data format {out_fmt}")
+    elif in_fmt != out_fmt:
+        raise UndefinedBehaviour(f"UNPACR in_data_format {in_fmt} differs from out_data_format {out_fmt}")
+
+
+def l1_to_src(in_fmt: int, out_fmt: int, raw: np.ndarray, unsigned: bool) -> np.ndarray:
+    """L1 datums -> 19-bit Src cells."""
+    raw = _u32(raw)
+    if in_fmt == ff.FP32:
+        if out_fmt == ff.TF32:
+            return ff.src_from_fp32(raw)
+        if out_fmt == ff.BF16:
+            return ff.src_from_fp32(flush_denormal32(raw) & 0xFFFF0000)
+        if out_fmt == ff.FP16:
+            return ff.src_from_fp16(fp32_to_fp16_trunc(raw))
+        raise UndefinedBehaviour("UNPACR FP32 -> FP32 into a Src register (only Dst holds FP32)")
+    if in_fmt == ff.FP16:
+        return ff.src_from_fp16(raw)
+    if in_fmt == ff.BF16:
+        return ff.src_from_fp32(raw << 16)
+    if in_fmt == UINT16:
+        return ((raw & 0xFF00) << 3) | (raw & 0xFF)
+    if in_fmt == ff.INT8:
+        return ff.src_from_fp16(_int8_as_fp16(raw, unsigned))
+    if in_fmt in (ff.INT32, ff.TF32):
+        raise UndefinedBehaviour(f"UNPACR of data format {in_fmt} into a Src register (Dst only)")
+    raise NotModelled(f"UNPACR of data format {in_fmt} into a Src register")
+
+
+# --- unpacker: L1 -> Dst ---------------------------------------------------------------------------
+def unpack_to_dst_is32(out_fmt: int) -> bool:
+    return out_fmt in (ff.FP32, ff.TF32, ff.INT32)
+
+
+def l1_to_dst(in_fmt: int, out_fmt: int, raw: np.ndarray, unsigned: bool) -> np.ndarray:
+    """L1 datums -> raw Dst values: Dst32b for FP32 / TF32 / INT32 outputs, else Dst16b."""
+    raw = _u32(raw)
+    if in_fmt == ff.FP32 and out_fmt in (ff.FP32, ff.TF32) or in_fmt in (ff.TF32, ff.INT32):
+        return ff.fp32_to_dst32(raw)      # all 32 bits kept (TF32 into Dst means FP32)
+    if in_fmt == ff.FP32:
+        raw = (flush_denormal32(raw) >> 16) if out_fmt == ff.BF16 else fp32_to_fp16_trunc(raw)
+        in_fmt = out_fmt
+    if in_fmt == ff.BF16:
+        return ff.bits_to_dst16_bf16(raw)
+    if in_fmt == ff.FP16:
+        return ff.bits_to_dst16_fp16(raw)
+    if in_fmt == ff.INT8:
+        return ff.bits_to_dst16_fp16(_int8_as_fp16(raw, unsigned))
+    if in_fmt == UINT16:
+        return raw
+    raise NotModelled(f"UNPACR of data format {in_fmt} into Dst")
+
+
+# --- packer: Dst -> L1 -----------------------------------------------------------------------------
+# (Read_32b_data, In_data_format, Out_data_format) the packer converts, uncompressed non-BFP only.
+PACK_MODES = frozenset({
+    (0, ff.FP16, ff.FP32), (0, ff.FP16, ff.FP16), (0, ff.FP16, ff.BF16),
+    (0, ff.BF16, ff.FP32), (0, ff.BF16, ff.BF16), (0, UINT16, UINT16),
+    (1, ff.FP32, ff.FP32), (1, ff.FP32, ff.FP16), (1, ff.FP16, ff.FP16), (1, ff.BF16, ff.BF16),
+    (1, ff.INT32, ff.INT32), (1, UINT16, UINT16), (1, ff.INT8, ff.INT8)})
+ROUND_10B_MODES = frozenset({(1, ff.FP16, ff.FP16)})   # these need Round_10b_mant, the others forbid it
+
+
+def _nan_to_inf32(v: np.ndarray) -> np.ndarray:
+    return np.where((v & 0x7FFFFFFF) > 0x7F800000, (v & 0x80000000) | 0x7F800000, v).astype(_U32)
+
+
+def _read16(in_fmt: int, raw: np.ndarray) -> np.ndarray:
+    """Dst16b cells -> the packer's 16-bit value of In_data_format."""
+    if in_fmt == ff.FP16:
+        v = ff.dst16_fp16_to_bits(raw)
+        return np.where((v & 0x7FFF) < 0x400, 0, v).astype(_U32)
+    if in_fmt == ff.BF16:
+        v = ff.dst16_bf16_to_bits(raw)
+        v = np.where((v & 0x7FFF) > 0x7F80, (v & 0x8000) | 0x7F80, v)
+        return np.where((v & 0x7FFF) < 0x80, 0, v).astype(_U32)
+    return raw                                         # UINT16: opaque
+
+
+def _read32(in_fmt: int, raw: np.ndarray, unsigned: bool) -> np.ndarray:
+    """Dst32b cells -> the packer's value of In_data_format (FP32/INT32 32-bit, FP16 19-bit, BF16 16-bit)."""
+    if in_fmt == UINT16:
+        return raw >> 16                               # the high DstBits row, not decoded
+    v = ff.dst32_to_fp32(raw)
+    if in_fmt == ff.BF16:
+        v = (_nan_to_inf32(v) + 0x8000) >> 16
+        return np.where((v & 0x7FFF) < 0x80, 0, v).astype(_U32)
+    if in_fmt == ff.FP16:
+        v = (_nan_to_inf32(v) + 0x1000) >> 13
+        return np.where((v & 0x3FFFF) < 0x400, 0, v).astype(_U32)
+    if in_fmt == ff.INT8:
+        mag = v & 0x7FFFFFFF
+        neg = (v >> 31) != 0
+        if unsigned:
+            return np.where(neg, 0, np.minimum(v, 255)).astype(_U32)
+        return (np.where(neg, 0x80, 0) | np.minimum(mag, 127)).astype(_U32)
+    return v.astype(_U32)                              # FP32, INT32
+
+
+def _late(read32: int, in_fmt: int, out_fmt: int, v: np.ndarray) -> np.ndarray:
+    """The conversion from In_data_format to Out_data_format after the Dst read."""
+    if read32 and in_fmt == ff.FP16:                    # 19-bit (sign, exp8, man10) -> FP16
+        sign = (v >> 18) << 15
+        e = ((v >> 10) & 0xFF).astype(np.int64) - 112
+        fits = sign | (np.clip(e, 0, 31).astype(_U32) << 10) | (v & 0x3FF)
+        return np.where(e < 0, sign, np.where(e > 31, sign | 0x7FFF, fits)).astype(_U32)
+    if (in_fmt, out_fmt) == (ff.FP16, ff.FP32):
+        sign = (v & 0x8000) << 16
+        e = (v >> 10) & 0x1F
+        return np.where(e != 0, sign | (((v & 0x7FFF) + (112 << 10)) << 13), sign | ((v & 0x3FF) << 13)).astype(_U32)
+    if (in_fmt, out_fmt) == (ff.FP16, ff.BF16):
+        e = (v >> 10) & 0x1F
+        return np.where(e == 0, 0, (v & 0x8000) | ((e + 112) << 7) | ((v & 0x3FF) >> 3)).astype(_U32)
+    if (in_fmt, out_fmt) == (ff.FP32, ff.FP16):
+        return fp32_to_fp16_trunc(v)
+    if (in_fmt, out_fmt) == (ff.BF16, ff.FP32):
+        return (v << 16).astype(_U32)
+    return v
+
+
+def dst_to_l1(read32: int, in_fmt: int, out_fmt: int, raw: np.ndarray, unsigned: bool = False) -> np.ndarray:
+    """Raw Dst cells (Dst32b values when read32, else Dst16b) -> L1 datums of Out_data_format."""
+    raw = _u32(raw)
+    v = _read32(in_fmt, raw, unsigned) if read32 else _read16(in_fmt, raw)
+    return _late(read32, in_fmt, out_fmt, v)
