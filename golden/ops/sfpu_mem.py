@@ -119,25 +119,25 @@ def _mode(m, t: int, mod0: int, table: dict) -> int:
     return mode
 
 
-def _lanes_for(m, mode: int) -> list[int]:
-    return lanes_of(MASK32 if mode == INT32_ALL else m.s.sfpu.lane_mask())
+def _cells(m, t: int, f, table: dict):
+    """(32-bit cells?, conversion, [(lane, row, column)]) for one SFPLOAD / SFPSTORE."""
+    mode = _mode(m, t, f.instr_mod0, table)
+    wide, conv = table[mode]
+    addr = _dest_addr(m, t, f.dest_reg_addr, mode == INT32_ALL)
+    mask = MASK32 if mode == INT32_ALL else m.s.sfpu.lane_mask()
+    return wide, conv, [(lane, *_cell(addr, lane)) for lane in lanes_of(mask)]
 
 
 @sfpu_op("SFPLOAD")
 def sfpload(m, t, f):
     """SFPLOAD.md (WormholeB0); BH: assembly.yaml mode list, ttsim v1.10.0; blackhole-deltas #1, #7."""
     vd = f.lreg_ind
-    mode = _mode(m, t, f.instr_mod0, _LOAD)
-    wide, conv = _LOAD[mode]
-    addr = _dest_addr(m, t, f.dest_reg_addr, mode == INT32_ALL)
+    wide, conv, cells = _cells(m, t, f, _LOAD)
     if vd < 8:
         lreg = m.s.sfpu.lreg[vd]
         dst = SfpuDest(m, t)
         read = dst.read32 if wide else dst.read16
-        out = []
-        for lane in _lanes_for(m, mode):
-            cell = read(*_cell(addr, lane))
-            out.append((lane, conv(cell, int(lreg[lane])) & MASK32))
+        out = [(lane, conv(read(row, col), int(lreg[lane])) & MASK32) for lane, row, col in cells]
         for lane, v in out:
             lreg[lane] = v
     apply_addr_mod(m, t, f.sfpu_addr_mode, update_fidelity=False)
@@ -146,15 +146,12 @@ def sfpload(m, t, f):
 @sfpu_op("SFPSTORE")
 def sfpstore(m, t, f):
     """SFPSTORE.md (WormholeB0); BH: assembly.yaml mode list, ttsim v1.10.0; blackhole-deltas #1, #7."""
-    vd = f.lreg_ind
-    mode = _mode(m, t, f.instr_mod0, _STORE)
-    wide, conv = _STORE[mode]
-    addr = _dest_addr(m, t, f.dest_reg_addr, mode == INT32_ALL)
-    lreg = m.s.sfpu.lreg[vd]
+    wide, conv, cells = _cells(m, t, f, _STORE)
+    lreg = m.s.sfpu.lreg[f.lreg_ind]
     dst = SfpuDest(m, t)
     write = dst.write32 if wide else dst.write16
-    for lane in _lanes_for(m, mode):
-        write(*_cell(addr, lane), conv(int(lreg[lane])))
+    for lane, row, col in cells:
+        write(row, col, conv(int(lreg[lane])))
     apply_addr_mod(m, t, f.sfpu_addr_mode, update_fidelity=False)
 
 
