@@ -22,6 +22,7 @@ from tensix_diff.case import CASE_SUFFIXES, Case, CaseError, case_hash, load_cas
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, MATCHED, NothingCompared, Verdict, judge
 from tensix_diff.minimize import hypothesis_phases, minimize_failure
 from tensix_diff.store import RECORD_MODES, Store, StoreError
+from tensix_diff.triage import known_reason, stale_known
 
 # --- Hypothesis profiles -------------------------------------------------------------------------------
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -66,6 +67,7 @@ class TensixDiffPlugin:
         self._golden = None
         self._unavailable: str | None = None
         self._minimized: dict[str, str] = {}
+        self.stale: list[str] = []   # known divergences that no longer reproduce
 
     # --- backends ---
     def golden(self):
@@ -114,6 +116,11 @@ class TensixDiffPlugin:
         except NothingCompared as e:
             verdict = Verdict("uncompared", str(e))
         self.outcomes[case_hash(case)] = verdict.outcome
+        self.stale += stale_known(case, verdict, self.backend_name)
+        known = known_reason(case, verdict, self.backend_name) if verdict.outcome == DIVERGED else None
+        if known:   # configs/known_divergences.yaml expects this divergence
+            self.outcomes[case_hash(case)] = "known"
+            pytest.xfail(known)
         if verdict.outcome == DIVERGED:
             pytest.fail(f"case {case.name} ({case.source}): golden and {self.backend_name} disagree\n"
                         + verdict.report() + self.minimized(case), pytrace=False)
@@ -138,14 +145,16 @@ class TensixDiffPlugin:
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:   # an xdist worker: hand the counts to the controller
             workeroutput[SUMMARY_KEY] = dict(self.outcomes)
+            workeroutput[SUMMARY_KEY + "_stale"] = list(self.stale)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error):
         self.outcomes.update(getattr(node, "workeroutput", {}).get(SUMMARY_KEY, {}))
+        self.stale += getattr(node, "workeroutput", {}).get(SUMMARY_KEY + "_stale", [])
 
     def counts(self) -> Counter:
         c = Counter(self.outcomes.values())
-        c["compared"] = c[MATCHED] + c[DIVERGED]
+        c["compared"] = c[MATCHED] + c[DIVERGED] + c["known"]
         return c
 
     def pytest_terminal_summary(self, terminalreporter):
@@ -158,9 +167,11 @@ class TensixDiffPlugin:
             line = (f"tensix-diff (golden vs {self.backend_name}): {c['compared']} cases compared,"
                     f" {c['matched']} matched, {c['diverged']} diverged, {c['missing']} missing recordings,"
                     f" {c['stale']} stale")
-            extra = [f"{c[k]} {k}" for k in ("uncompared", "device-failed") if c[k]]
+            extra = [f"{c[k]} {k}" for k in ("uncompared", "device-failed", "known") if c[k]]
             line += (", " + ", ".join(extra)) if extra else ""
         terminalreporter.write_line(line)
+        for stale in sorted(set(self.stale)):
+            terminalreporter.write_line(stale)
 
 
 def pytest_configure(config):

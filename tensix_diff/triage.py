@@ -8,6 +8,7 @@ to show one bug; the minimiser keeps a case's signature while it shrinks it so i
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -23,6 +24,11 @@ from tensix_diff.case import Case
 from tensix_diff.compare import DIVERGED, Comparison, Verdict, judge
 
 KNOWN_PATH = Path(__file__).resolve().parent.parent / "configs" / "known_divergences.yaml"
+KNOWN_ENV = "TENSIX_DIFF_KNOWN"   # another known-divergences file (lab set-ups, tests)
+
+
+def known_file() -> Path:
+    return Path(os.environ.get(KNOWN_ENV) or KNOWN_PATH)
 
 # Regions in the order a fault usually propagates: counters first, then the data they address.
 REGION_ORDER = ("rwc", "adc", "gpr", "config", "dest_valid", "dest", "l1")
@@ -188,9 +194,10 @@ class Group:
                 f"({self.smallest.case.instruction_count} instructions){tag}")
 
 
-def load_known(path: str | Path = KNOWN_PATH) -> list[KnownEntry]:
-    """configs/known_divergences.yaml: a list of {signature, reason, case?, backend?} (or under 'known:')."""
-    p = Path(path)
+def load_known(path: str | Path | None = None) -> list[KnownEntry]:
+    """configs/known_divergences.yaml (or $TENSIX_DIFF_KNOWN): a list of {signature, reason, case?, backend?}
+    (or the same list under 'known:')."""
+    p = Path(path) if path is not None else known_file()
     if not p.exists():
         return []
     raw = yaml.safe_load(p.read_text()) or []
@@ -248,7 +255,7 @@ def summary_lines(groups: list[Group], stale: list[KnownEntry] = ()) -> list[str
 
 
 def triage_report(divergences: Iterable[Divergence], seen: dict[str, Signature | None] | None = None,
-                  backend: str | None = None, known_path: str | Path = KNOWN_PATH) -> dict:
+                  backend: str | None = None, known_path: str | Path | None = None) -> dict:
     """The one call a campaign makes: groups, stale known entries and printable lines, as plain data."""
     known = load_known(known_path)
     groups = group(divergences, known, backend)
@@ -270,7 +277,7 @@ class CampaignTriage:
     verdict that diverged; ``report()`` groups them by signature. The first ``keep`` (case, verdict) pairs
     are kept for pictures (``examples``); the rest only as signatures."""
 
-    def __init__(self, backend: str | None = None, keep: int = 50, known_path: str | Path = KNOWN_PATH):
+    def __init__(self, backend: str | None = None, keep: int = 50, known_path: str | Path | None = None):
         self.backend, self.keep, self.known_path = backend, keep, known_path
         self.divergences: list[Divergence] = []
         self.examples: list[tuple[Case, Verdict]] = []
@@ -288,7 +295,7 @@ class CampaignTriage:
 
 
 def known_reason(case: Case, verdict: Verdict, backend: str | None = None,
-                 known_path: str | Path = KNOWN_PATH) -> str | None:
+                 known_path: str | Path | None = None) -> str | None:
     """If this divergence is a known one, the text to xfail it with; else None."""
     sig = signature(case, verdict)
     entry = known_for(sig, load_known(known_path), backend) if sig is not None else None
@@ -296,7 +303,7 @@ def known_reason(case: Case, verdict: Verdict, backend: str | None = None,
 
 
 def stale_known(case: Case, verdict: Verdict, backend: str | None = None,
-                known_path: str | Path = KNOWN_PATH) -> list[str]:
+                known_path: str | Path | None = None) -> list[str]:
     """Known entries naming this case whose divergence it no longer shows, as report lines."""
     entries = [k for k in load_known(known_path) if k.case == case.name]
     if not entries:

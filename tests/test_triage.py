@@ -160,3 +160,39 @@ def test_the_campaign_page_draws_a_dest_difference_from_the_comparison():
     assert str(sig) == "dest.bits @?"
     page = campaign_html({"seed": 1}, [(case, verdict)])
     assert page.count("data:image/png;base64,") == 1 and "1 Dest cells differ (rows 17..17)" in page
+
+
+def test_pytest_xfails_known_divergences_and_reports_stale_ones(tmp_path):
+    """The plugin end to end in a scratch project: a recorded divergence listed in the known-divergences
+    file is an xfail with its reason; a listed case that now matches is reported as no longer reproducing."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tensix_diff.case import dump_case
+    from tensix_diff.store import Recording, Store
+    root = Path(__file__).resolve().parents[1]
+    shutil.copy(root / "conftest.py", tmp_path / "conftest.py")
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntestpaths = tests\naddopts = -p no:cacheprovider\n")
+    corpus = tmp_path / "tests" / "corpus"
+    corpus.mkdir(parents=True)
+    store = Store(tmp_path / "recordings")
+    for name, edit, half in (("odd-gpr", lambda s: s["gpr"]["0"].__setitem__(9, 1), 10), ("fixed-now", None, 12)):
+        case = Case(name, "", {0: asm("SETDMAREG payload_sigselsize=0 payload_sigsel=7 setsignalsmode=0 "
+                                      f"regindex16b={half}")})
+        (corpus / f"{name}.yaml").write_text(dump_case(case))
+        store.put(Recording.from_result(case, device_result(case, edit)))
+    known = tmp_path / "known.yaml"
+    known.write_text("- signature: 'gpr @THCON'\n  reason: planted for the plugin test\n  case: odd-gpr\n"
+                     "- signature: 'rwc.* @*'\n  reason: was fixed\n  case: fixed-now\n")
+    env = {**os.environ, "TENSIX_DIFF_KNOWN": str(known), "PYTHONPATH": str(root)}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rx", "--backend=replay",
+                           f"--recordings={tmp_path / 'recordings'}"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    assert "1 passed, 1 xfailed" in out and "known divergence gpr @THCON: planted for the plugin test" in out
+    assert "known divergence no longer reproduces: rwc.* @* (case fixed-now): was fixed" in out
+    assert "2 cases compared, 1 matched, 0 diverged" in out and "1 known" in out
