@@ -17,9 +17,11 @@ from hwbridge.base import DEVICE_ERROR, MISSING, OK, STALE, Result
 from .backends import BACKENDS, BackendFailure, judge_case, open_backend, run_case
 from .case import load_cases
 from .compare import DEVICE_FAILED, DIVERGED, MATCHED, Verdict
+from . import triage
 from .store import ENV_ROOT
 
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 3
+KNOWN = "known"   # a divergence configs/known_divergences.yaml lists: reported XFAIL, not a failure
 SOLO_FINE = (OK, "hang")   # a single backend's outcomes that are answers, not failures to answer
 
 
@@ -51,7 +53,7 @@ def _exit_code(outcomes: Counter) -> int:
         return EXIT_DEVICE
     if outcomes[DIVERGED]:
         return EXIT_DIVERGED
-    if set(outcomes) - {MATCHED, "ran"}:
+    if set(outcomes) - {MATCHED, "ran", KNOWN}:
         return EXIT_USAGE
     return EXIT_OK
 
@@ -84,6 +86,7 @@ def _run(args) -> int:
     test = open_backend(args.backend, recordings=args.recordings, simulator=args.simulator)
     ref = None if solo else open_backend(args.against, recordings=args.recordings, simulator=args.simulator)
     outcomes: Counter = Counter()
+    stale: list[str] = []
     dumped = args.dump is None
     for case in cases:
         if solo:
@@ -96,14 +99,19 @@ def _run(args) -> int:
                 raise BackendFailure(EXIT_USAGE, f"--dump: {args.backend} observed no state for {case.name}: {verdict.message}")
             write_dump(args.dump, actual.state)
             dumped = True
-        outcomes[verdict.outcome] += 1
+        known = triage.known_reason(case, verdict, args.backend) if verdict.outcome == DIVERGED else None
+        stale += [] if solo else triage.stale_known(case, verdict, args.backend)
+        outcomes[KNOWN if known else verdict.outcome] += 1
         if not args.quiet or verdict.outcome not in (MATCHED, "ran"):
-            label = {MATCHED: "ok", "ran": "ok", DIVERGED: "FAIL"}.get(verdict.outcome, verdict.outcome.upper())
+            label = {MATCHED: "ok", "ran": "ok", DIVERGED: "XFAIL" if known else "FAIL"}.get(
+                verdict.outcome, verdict.outcome.upper())
             full = verdict.comparison is not None and verdict.outcome != MATCHED
             body = verdict.report(args.limit).splitlines() if full else [verdict.message]
             print(f"{label} {case.name}: {body[0]}")
-            for line in body[1:]:
+            for line in body[1:] + ([known] if known else []):
                 print(f"    {line}")
+    for line in stale:
+        print(line)
     pair = args.backend if solo else f"{args.backend} vs {args.against}"
     print(f"{len(cases)} cases ({pair}): " + ", ".join(f"{n} {k}" for k, n in sorted(outcomes.items())))
     return _exit_code(outcomes)

@@ -196,3 +196,29 @@ def test_pytest_xfails_known_divergences_and_reports_stale_ones(tmp_path):
     assert "1 passed, 1 xfailed" in out and "known divergence gpr @THCON: planted for the plugin test" in out
     assert "known divergence no longer reproduces: rwc.* @* (case fixed-now): was fixed" in out
     assert "2 cases compared, 1 matched, 0 diverged" in out and "1 known" in out
+
+
+def test_run_reports_known_divergences_as_xfail_and_does_not_fail_on_them(tmp_path, monkeypatch, capsys):
+    from tensix_diff.case import dump_case
+    from tensix_diff.cli import main
+    from tensix_diff.store import Recording, Store
+    store = Store(tmp_path / "rec")
+    paths = []
+    for name, edit, half in (("odd-gpr", lambda s: s["gpr"]["0"].__setitem__(9, 1), 10), ("fixed-now", None, 12)):
+        case = Case(name, "", {0: asm(f"SETDMAREG payload_sigselsize=0 payload_sigsel=7 setsignalsmode=0 "
+                                      f"regindex16b={half}")})
+        paths.append(tmp_path / f"{name}.yaml")
+        paths[-1].write_text(dump_case(case))
+        store.put(Recording.from_result(case, device_result(case, edit)))
+    known = tmp_path / "known.yaml"
+    known.write_text("- signature: 'gpr @THCON'\n  reason: listed\n  case: odd-gpr\n"
+                     "- signature: 'rwc.* @*'\n  reason: was fixed\n  case: fixed-now\n")
+    monkeypatch.setenv("TENSIX_DIFF_KNOWN", str(known))
+    args = ["run", *map(str, paths), "--backend", "replay", "--recordings", str(tmp_path / "rec")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "XFAIL odd-gpr: DIVERGED" in out and "    known divergence gpr @THCON: listed" in out
+    assert "known divergence no longer reproduces: rwc.* @* (case fixed-now): was fixed" in out
+    assert "2 cases (replay vs golden): 1 known, 1 matched" in out
+    known.write_text("[]\n")
+    assert main(args) == 1                               # not listed: a divergence again
