@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 # Data format codes (ALU_FORMAT_SPEC_*, THCON *_data_format, implied Src formats).
 FP32, FP16, BFP8A, BFP4A, TF32, BF16, BFP8, BFP4, INT32, INT16, FP8, BFP2A, INT8, BFP2 = (
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14, 15)
@@ -103,11 +105,13 @@ def fp32_to_dst32(bits: int) -> int:
     return bits_to_dst16_bf16(bits >> 16) << 16 | (bits & 0xFFFF)
 
 
-def dst32_to_int(raw: int) -> int:
-    bits = dst32_to_fp32(raw)
+def dst32_to_int(raw):
+    """Sign-magnitude INT32 in Dst32b storage to a signed value (numpy arrays or ints)."""
+    bits = dst32_to_fp32(np.asarray(raw, dtype=np.int64))
     mag = bits & 0x7FFFFFFF
-    return -mag if bits >> 31 else mag
+    return np.where(bits >> 31 == 1, -mag, mag)
 
 
-def int_to_dst32(value: int) -> int:
-    return fp32_to_dst32((0x80000000 | -value) if value < 0 else value)
+def int_to_dst32(value):
+    value = np.asarray(value, dtype=np.int64)
+    return fp32_to_dst32(np.where(value < 0, 0x80000000 | -value, value))

@@ -13,19 +13,30 @@ Facts (ttsim src/tensix.cpp; the ISA pages MVMUL.md/ELWMUL.md call their own ari
   each aligned addend to 11 bits first; exact cancellation gives +0; underflow gives +0; overflow gives
   infinity (8-bit exponent) or the largest FP16 pattern.
 
-Values travel as (sign, exponent, magnitude) with magnitudes scaled so that a normal number has its
-hidden bit at bit 23; results are returned as 32-bit patterns (FP32 layout; FP16 Dst keeps its 5-bit
-exponent in the FP32 exponent field).
+Values travel as (sign, exponent, magnitude) int64 numpy arrays (scalars work too) with magnitudes
+scaled so that a normal number has its hidden bit at bit 23; results are 32-bit patterns in the FP32
+layout (an FP16 Dst keeps its 5-bit exponent in the FP32 exponent field).
 """
 from __future__ import annotations
 
 from typing import Sequence
+
+import numpy as np
 
 from .fpu_formats import SrcDatum
 
 HIDDEN = 1 << 23
 FP16_TOP = 31 << 23 | 0x3FF << 13   # largest 16-bit-Dst FP16 result
 INF = 0xFF << 23
+NARROW = ~0x1FFF                    # a 16-bit Dst keeps addends to multiples of 2**13
+
+
+def _i64(x) -> np.ndarray:
+    return np.asarray(x, dtype=np.int64)
+
+
+def _clamp(x, lo: int, hi: int):
+    return np.minimum(np.maximum(x, lo), hi)
 
 
 def product_bias(wide: bool, phase: int, exp8: bool) -> int:
@@ -34,140 +45,123 @@ def product_bias(wide: bool, phase: int, exp8: bool) -> int:
     return bias - (5 if phase & 1 else 0) - (7 if phase & 2 else 0)
 
 
-def fidelity_a(man: int, phase: int) -> int:
+def fidelity_a(man, phase: int):
     """The five SrcA mantissa bits (of 11, hidden bit included) a fidelity phase uses."""
     full = man | 0x400
     return (full >> 1) & 0x1F if phase & 1 else full >> 6
 
 
-def fidelity_b(man: int, phase: int) -> int:
+def fidelity_b(man, phase: int):
     """The seven SrcB mantissa bits a fidelity phase uses (the low four are scaled up by 8)."""
     full = man | 0x400
     return (full & 0xF) << 3 if phase & 2 else full >> 4
 
 
-def _round_shift(mag: int, by: int, negative: int = 0) -> int:
-    """mag / 2**by rounded to nearest; ties go up in magnitude, or down when ``negative`` is 1."""
-    if by <= 0:
-        return mag
-    if by >= 31:
-        return 0
-    return (mag + (1 << (by - 1)) - negative) >> by
+def _round_shift(mag, by, negative=0):
+    """mag / 2**by rounded to nearest; ties go up in magnitude, or down where ``negative`` is 1."""
+    mag, by = _i64(mag), _i64(by)
+    b = _clamp(by, 1, 30)
+    shifted = (mag + (np.int64(1) << (b - 1)) - negative) >> b
+    return np.where(by <= 0, mag, np.where(by >= 31, 0, shifted))
 
 
-def accumulate(terms: Sequence[tuple[int, int, int]], acc: int, wide: bool, exp8: bool) -> int:
+def accumulate(terms: Sequence[tuple], acc, wide: bool, exp8: bool) -> np.ndarray:
     """Add (sign, exponent, magnitude) terms to ``acc`` (FP32 layout) and round as the Dst format needs."""
-    acc_sign, acc_exp = acc >> 31, (acc >> 23) & 0xFF
-    acc_mag = (acc & 0x7FFFFF) | HIDDEN if acc_exp else 0
-    top = max(acc_exp, *(e for _, e, _ in terms))
-    if top <= 0:
-        return 0
+    acc = _i64(acc)
+    acc_sign, acc_exp = (acc >> 31) & 1, (acc >> 23) & 0xFF
+    acc_mag = np.where(acc_exp != 0, (acc & 0x7FFFFF) | HIDDEN, 0)
+    top = acc_exp
+    for _, exp, _ in terms:
+        top = np.maximum(top, exp)
     total = _round_shift(acc_mag, top - acc_exp)
     if not wide:
-        total = (total + 0x1000) & ~0x1FFF
-    if acc_sign:
-        total = -total
+        total = (total + 0x1000) & NARROW
+    total = np.where(acc_sign == 1, -total, total)
     for sign, exp, mag in terms:
+        sign = _i64(sign)
         mag = _round_shift(mag, top - exp, sign)
         if not wide:
-            mag = (mag + 0x1000 - sign) & ~0x1FFF
-        total += -mag if sign else mag
-    if total == 0:
-        return 0
-    sign = 1 if total < 0 else 0
-    mag = -total if sign else total
-    width = mag.bit_length()
+            mag = (mag + 0x1000 - sign) & NARROW
+        total = total + np.where(sign == 1, -mag, mag)
+    sign = (total < 0).astype(np.int64)
+    mag = np.abs(total)
+    width = np.frexp(mag.astype(np.float64))[1].astype(np.int64)   # bit length; exact below 2**53
     exp = top + width - 24
     keep = 24 if wide else (8 if exp8 else 11)
-    if width > keep:
-        mag = (mag + (1 << (width - keep - 1))) >> (width - keep)
-    else:
-        mag <<= keep - width
-    mag <<= 24 - keep
-    if mag >> 24:
-        exp += 1
-    if exp <= 0:
-        return 0
+    cut = width - keep
+    rounded = (mag + (np.int64(1) << _clamp(cut - 1, 0, 62))) >> _clamp(cut, 0, 62)
+    mag = np.where(cut > 0, rounded, mag << _clamp(-cut, 0, 62)) << (24 - keep)
+    exp = exp + (mag >> 24)
+    result = sign << 31 | _clamp(exp, 0, 0xFF) << 23 | (mag & 0x7FFFFF)
     if wide or exp8:
-        if exp >= 255:
-            return sign << 31 | INF
-    elif exp >= 32:
-        return sign << 31 | FP16_TOP
-    return sign << 31 | exp << 23 | (mag & 0x7FFFFF)
+        result = np.where(exp >= 255, sign << 31 | INF, result)
+    else:
+        result = np.where(exp >= 32, sign << 31 | FP16_TOP, result)
+    return np.where((top <= 0) | (total == 0) | (exp <= 0), 0, result)
 
 
-def dot16(a: Sequence[SrcDatum], b: Sequence[SrcDatum], acc: int, wide: bool, phase: int, exp8: bool,
-          bias: int) -> int:
-    """One MVMUL output: acc + sum over k of b[k] * a[k], two groups of eight products."""
-    zero_exp = max(bias, 0)
-    terms = []
-    for g in (0, 8):
-        prods = []
-        for k in range(g, g + 8):
-            x, y = a[k], b[k]
-            if x.exp == 0 or y.exp == 0:
-                prods.append((0, zero_exp, 0))
-            else:
-                prods.append((x.sign ^ y.sign, x.exp + y.exp + bias,
-                              fidelity_a(x.man, phase) * fidelity_b(y.man, phase)))
-        top = max(e for _, e, _ in prods)
-        if top <= 0:
-            continue
-        total = 0
-        for sign, exp, mag in prods:
-            shift = min(top - exp, 30)
-            mag = ((mag << 1) + (1 << shift)) >> (shift + 1)
-            total += -mag if sign else mag
-        terms.append((1 if total < 0 else 0, top, abs(total) << 13))
-    if not terms:
-        terms.append((0, 0, 0))
+def dot16(a: SrcDatum, b: SrcDatum, acc, wide: bool, phase: int, exp8: bool, bias: int) -> np.ndarray:
+    """MVMUL outputs: acc + sum over the last axis k of b[k] * a[k], in two groups of eight products.
+    a and b hold arrays whose shapes broadcast against each other, with 16 as the last axis."""
+    zero = (_i64(a.exp) == 0) | (_i64(b.exp) == 0)
+    exp = np.where(zero, max(bias, 0), _i64(a.exp) + _i64(b.exp) + bias)
+    mag = np.where(zero, 0, _i64(fidelity_a(_i64(a.man), phase)) * fidelity_b(_i64(b.man), phase))
+    neg = np.where(zero, 0, _i64(a.sign) ^ _i64(b.sign))
+    shape = exp.shape[:-1] + (2, 8)
+    exp, mag, neg = exp.reshape(shape), mag.reshape(shape), neg.reshape(shape)
+    top = exp.max(axis=-1)
+    shift = np.minimum(top[..., None] - exp, 30)
+    aligned = ((mag << 1) + (np.int64(1) << shift)) >> (shift + 1)
+    total = np.where(neg == 1, -aligned, aligned).sum(axis=-1)
+    live = top > 0
+    terms = [(np.where(live[..., g], total[..., g] < 0, 0).astype(np.int64),
+              np.where(live[..., g], top[..., g], 0),
+              np.where(live[..., g], np.abs(total[..., g]) << 13, 0)) for g in (0, 1)]
     return accumulate(terms, acc, wide, exp8)
 
 
-def mul(a: SrcDatum, b: SrcDatum, a_zero: bool, b_zero: bool, acc: int, wide: bool, phase: int,
-        exp8: bool) -> int:
-    """One ELWMUL output: acc + a * b."""
+def mul(a: SrcDatum, b: SrcDatum, a_zero, b_zero, acc, wide: bool, phase: int, exp8: bool) -> np.ndarray:
+    """ELWMUL outputs: acc + a * b."""
     bias = product_bias(wide, phase, exp8)
-    exp = a.exp + b.exp + bias
-    if a_zero or b_zero or exp <= 0:
-        term = (0, max(bias, 0), 0)
-    else:
-        term = (a.sign ^ b.sign, exp, (fidelity_a(a.man, phase) * fidelity_b(b.man, phase)) << 13)
+    exp = _i64(a.exp) + _i64(b.exp) + bias
+    zero = np.asarray(a_zero) | np.asarray(b_zero) | (exp <= 0)
+    mag = _i64(fidelity_a(_i64(a.man), phase)) * fidelity_b(_i64(b.man), phase) << 13
+    term = (np.where(zero, 0, _i64(a.sign) ^ _i64(b.sign)), np.where(zero, max(bias, 0), exp), np.where(zero, 0, mag))
     return accumulate([term], acc, wide, exp8)
 
 
-def add(a: SrcDatum, b: SrcDatum, a_zero: bool, b_zero: bool, acc: int, wide: bool, exp8: bool) -> int:
-    """One ELWADD output: acc + a + b (pass acc=0 for assignment)."""
-    zero = SrcDatum(0, 0, 0)
-    if a_zero:
-        a = zero
-    if b_zero:
-        b = zero
-    if (a.exp, a.man) < (b.exp, b.man):
-        a, b = b, a
-    mag_a = a.man | 0x400 if a != zero else 0
-    mag_b = b.man | 0x400 if b != zero else 0
-    exp = a.exp
-    if b.exp < exp:
-        shift = exp - b.exp
-        mag_b = _round_shift(mag_b, shift) if shift < 12 else 0
-    mag = (mag_a + mag_b if a.sign == b.sign else mag_a - mag_b) << 13
+def add(a: SrcDatum, b: SrcDatum, a_zero, b_zero, acc, wide: bool, exp8: bool) -> np.ndarray:
+    """ELWADD outputs: acc + a + b (pass acc=0 for assignment)."""
+    a = SrcDatum(*(np.where(a_zero, 0, _i64(x)) for x in a))
+    b = SrcDatum(*(np.where(b_zero, 0, _i64(x)) for x in b))
+    swap = (a.exp < b.exp) | ((a.exp == b.exp) & (a.man < b.man))
+    big = SrcDatum(*(np.where(swap, y, x) for x, y in zip(a, b)))
+    small = SrcDatum(*(np.where(swap, x, y) for x, y in zip(a, b)))
+
+    def magnitude(d):
+        return np.where((d.sign | d.exp | d.man) != 0, d.man | 0x400, 0)
+
+    shift = big.exp - small.exp
+    mag_small = np.where(shift < 12, _round_shift(magnitude(small), shift), 0)
+    mag_big = magnitude(big)
+    mag = np.where(big.sign == small.sign, mag_big + mag_small, mag_big - mag_small) << 13
+    exp = big.exp
     if wide and not exp8:
-        exp = exp + 112 if exp else 97
-    return accumulate([(a.sign, exp, mag)], acc, wide, exp8)
+        exp = np.where(exp != 0, exp + 112, 97)
+    return accumulate([(big.sign, exp, mag)], acc, wide, exp8)
 
 
 # --- integer "8" datapath: Dst holds sign-magnitude INT32 ---
 INT32_LIMIT = 0x7FFFFFFF
 
 
-def saturate(value: int) -> int:
-    return max(-INT32_LIMIT, min(INT32_LIMIT, value))
+def saturate(value):
+    return _clamp(value, -INT32_LIMIT, INT32_LIMIT)
 
 
-def int8_value(d: SrcDatum, mask: int = 0x3FF) -> int:
-    mag = d.man & mask
-    return -mag if d.sign else mag
+def int8_value(d: SrcDatum, mask: int = 0x3FF):
+    mag = _i64(d.man) & mask
+    return np.where(_i64(d.sign) == 1, -mag, mag)
 
 
 def int8_masks(phase: int) -> tuple[int, int]:

@@ -1,6 +1,7 @@
 """The matrix unit datapath (golden.fpu_math) on hand-derived cases; results are raw FP32-layout bits."""
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -16,9 +17,9 @@ def d(bits: int) -> ff.SrcDatum:
 
 
 def dot(a, b, acc=0, wide=True, phase=0, exp8=True):
-    a = list(a) + [ZERO] * (16 - len(a))
-    b = list(b) + [ZERO] * (16 - len(b))
-    return fm.dot16(a, b, acc, wide, phase, exp8, fm.product_bias(wide, phase, exp8))
+    a = ff.SrcDatum(*map(np.array, zip(*(list(a) + [ZERO] * (16 - len(a))))))
+    b = ff.SrcDatum(*map(np.array, zip(*(list(b) + [ZERO] * (16 - len(b))))))
+    return int(fm.dot16(a, b, acc, wide, phase, exp8, fm.product_bias(wide, phase, exp8)))
 
 
 def test_fidelity_selects_five_srca_and_seven_srcb_bits():

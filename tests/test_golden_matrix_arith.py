@@ -8,12 +8,16 @@ from golden import fpu_formats as ff
 from golden.core import Tensix
 from golden.errors import NotModelled
 from golden.isa import encode
-from golden.ops.matrix import adj32
+from golden.dest_view import adj32 as view_adj32
 from golden.state import MATRIX_UNIT
 
 from test_golden_matrix import T, set_cfg, set_tcfg
 
 BF16_ONE = ff.src_from_fp32(0x3F800000)
+
+
+def adj32(row):
+    return view_adj32(row, False, False)
 
 
 def machine(fmt=ff.BF16, fp32=False, int8=False, flush=True):

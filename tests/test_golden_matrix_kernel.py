@@ -6,10 +6,9 @@ import numpy as np
 
 from golden import fpu_formats as ff
 from golden.isa import encode
-from golden.ops.matrix import adj32
 
 from test_golden_matrix import T, addr_mod
-from test_golden_matrix_arith import machine, srca, srcb
+from test_golden_matrix_arith import adj32, machine, srca, srcb
 
 BODY_MODES = [0, 1, 0, 2, 0, 1, 0, 4, 0, 1, 0, 2, 0, 1, 0, 5]
 # (SrcB first row, SrcA first row, Dst first row) of each MVMUL, from the spec's §4.2 trace table

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from .. import fpu_formats as ff
 from .. import fpu_math as fm
 from ..core import Blocked
+from ..dest_view import DstView
 from ..errors import NotModelled, UndefinedBehaviour
 from ..state import DEST_ROWS, MATRIX_UNIT, UNPACKERS
 from . import semantics
@@ -45,10 +48,11 @@ def _refuse(cond: bool, rule: str) -> None:
         raise NotModelled(rule)
 
 
-def _check_encoding(name: str, addr_mode: int, dst: int, dst_align: int) -> None:
-    if addr_mode > 7 or dst > 0x3FF:
-        raise UndefinedBehaviour(f"{name} addr_mode={addr_mode} dst={dst:#x}: bits ttsim rejects as invalid "
-                                 "opcode bits (AddrMod is 3 bits, delta #1; dst is 10 bits)")
+def _check_encoding(name: str, addr_mode: int, dst: int, dst_align: int, mod: int = 0, mod_bits: int = 2) -> None:
+    """Bits ttsim's decoder rejects as invalid opcode bits first (UB), then the encodings it refuses."""
+    if addr_mode > 7 or dst > 0x3FF or mod >> mod_bits:
+        raise UndefinedBehaviour(f"{name} addr_mode={addr_mode} dst={dst:#x} instr_mod19={mod}: bits ttsim rejects "
+                                 "as invalid opcode bits (AddrMod is 3 bits, delta #1; dst is 10 bits)")
     _refuse(dst % dst_align != 0, f"{name} dst={dst} not a multiple of {dst_align}: ttsim refuses")
 
 
@@ -144,113 +148,70 @@ def finish(m, t, addr_mode: int, clear: int, commit=None) -> None:
     clear_dvalid(m, t, clear)
 
 
-# --- Dst access: invalid rows read as the identity; writes make the (high) row valid ---
+# --- Dst as the matrix unit sees it: invalid rows read as the identity; writes make rows valid ---
 
-def adj32(row: int) -> int:
-    """Dst32b row -> DstBits row of its high half (the low half is 8 rows further; no remap/swizzle)."""
-    return ((row & 0x1F8) << 1) | (row & 0x207)
-
-
-class DstWrites:
-    """Reads see Dst as it was before the instruction; writes are buffered and committed at the end."""
-
-    def __init__(self, dest, dst32: bool):
-        self.dest, self.dst32, self.out = dest, dst32, []
-
-    def read(self, row: int, col: int, invalid: int) -> int:
-        if self.dst32:
-            hi = adj32(row)
-            if not self.dest.valid[hi]:
-                return invalid
-            return int(self.dest.bits[hi, col]) << 16 | int(self.dest.bits[hi + 8, col])
-        return int(self.dest.bits[row, col]) if self.dest.valid[row] else invalid
-
-    def write(self, row: int, col: int, value: int) -> None:
-        self.out.append((row, col, value))
-
-    def commit(self) -> None:
-        bits, valid = self.dest.bits, self.dest.valid
-        for row, col, value in self.out:
-            if self.dst32:
-                hi = adj32(row)
-                bits[hi, col], bits[hi + 8, col] = value >> 16, value & 0xFFFF
-                valid[hi] = True
-            else:
-                bits[row, col] = value
-                valid[row] = True
-
-
-def read_acc(d: DstWrites, s: Setup, row: int, col: int) -> int:
-    """A Dst element as an FP32-layout pattern (FP16 Dst keeps its 5-bit exponent in the exponent field)."""
-    raw = d.read(row, col, 0)
+def _read_acc(view: DstView, s: Setup, first: int, n: int) -> np.ndarray:
+    """Dst rows as FP32-layout patterns (an FP16 Dst keeps its 5-bit exponent in the exponent field)."""
     if s.dst32:
-        return ff.dst32_to_fp32(raw)
+        return ff.dst32_to_fp32(view.read32_or(first, n).astype(np.int64))
+    raw = view.read16_or(first, n).astype(np.int64)
     if s.style == ff.STYLE_FP16:
         h = ff.dst16_fp16_to_bits(raw)
         return (h & 0x8000) << 16 | (h & 0x7FFF) << 13
     return ff.dst16_bf16_to_bits(raw) << 16
 
 
-def write_acc(d: DstWrites, s: Setup, row: int, col: int, value: int) -> None:
+def _encode_acc(s: Setup, values: np.ndarray) -> np.ndarray:
     if s.dst32:
-        d.write(row, col, ff.fp32_to_dst32(value))
-    elif s.style == ff.STYLE_FP16:
-        d.write(row, col, ff.bits_to_dst16_fp16((value >> 16) & 0x8000 | (value & 0x0FFFE000) >> 13))
-    else:
-        d.write(row, col, ff.bits_to_dst16_bf16(value >> 16))
+        return ff.fp32_to_dst32(values)
+    if s.style == ff.STYLE_FP16:
+        return ff.bits_to_dst16_fp16((values >> 16) & 0x8000 | (values & 0x0FFFE000) >> 13)
+    return ff.bits_to_dst16_bf16(values >> 16)
 
 
-def write_int(d: DstWrites, row: int, col: int, value: int) -> None:
-    d.write(row, col, ff.int_to_dst32(value))
+def _committer(view: DstView, s: Setup, first: int, raw: np.ndarray):
+    if s.dst32:
+        return lambda: view.write32(first, raw.astype(np.uint32), len(raw))
+    return lambda: view.write16(first, raw.astype(np.uint16), len(raw))
 
 
-def read_int(d: DstWrites, row: int, col: int) -> int:
-    return ff.dst32_to_int(d.read(row, col, 0))
-
-
-def _check_five_bit_exponents(name: str, s: Setup, cells) -> None:
+def _check_five_bit_exponents(name: str, s: Setup, *cells: np.ndarray) -> None:
     """FP16-family and INT8 operands must leave the top three exponent bits clear (ttsim refuses)."""
-    if s.style in (ff.STYLE_FP16, ff.STYLE_INT8) and any(c & 0xE0 for c in cells):
+    if s.style in (ff.STYLE_FP16, ff.STYLE_INT8) and any((c & 0xE0).any() for c in cells):
         raise NotModelled(f"{name}: a 5-bit-exponent Src datum has its high 3 exponent bits set: ttsim refuses")
 
 
-def _rows(bank, first: int, count: int) -> list[list[int]]:
-    return bank.rows[first:first + count].tolist()
+def _fields(bank, first: int, count: int, fmt: int) -> ff.SrcDatum:
+    return ff.reduce_to_format(ff.src_split(bank.rows[first:first + count].astype(np.int64)), fmt)
 
 
 def _matmul(m, t, f, name: str, n_rows: int, addr_mode: int) -> None:
     """MVMUL / GAPOOL: Dst[n_rows x 16] += SrcB[n_rows x 16] @ SrcA[16 x 16]."""
     s = resolve(m, t, name, f.dst, a_align=16, dst_align=n_rows, dst_wraps=True, ok_a=_MVMUL_A, ok_b=_MVMUL_B)
     _refuse(not s.flush_b, f"{name} with ALU_ACC_CTRL_Zero_Flag_disabled_src=1: ttsim refuses")
-    a_cells, b_cells = _rows(s.a_bank, s.a_row, 16), _rows(s.b_bank, s.b_row, n_rows)
-    _check_five_bit_exponents(name, s, [c for r in a_cells + b_cells for c in r])
-    d = DstWrites(m.s.dest, s.dst32)
+    _check_five_bit_exponents(name, s, s.a_bank.rows[s.a_row:s.a_row + 16], s.b_bank.rows[s.b_row:s.b_row + n_rows])
+    view = DstView(m, t)
+    a = ff.src_split(s.a_bank.rows[s.a_row:s.a_row + 16].astype(np.int64))       # [k, col]
+    b = ff.src_split(s.b_bank.rows[s.b_row:s.b_row + n_rows].astype(np.int64))   # [row, k]
     if s.style == ff.STYLE_INT8:
         mask_a, mask_b = fm.int8_masks(s.phase)
-        a = [[fm.int8_value(x, mask_a) if x.exp else 0 for x in map(ff.src_split, r)] for r in a_cells]
-        b = [[fm.int8_value(x, mask_b) if x.exp else 0 for x in map(ff.src_split, r)] for r in b_cells]
-        for r in range(n_rows):
-            for c in range(16):
-                total = sum(b[r][k] * a[k][c] for k in range(16))
-                write_int(d, s.dst_row + r, c, fm.saturate(read_int(d, s.dst_row + r, c) + total))
+        va = np.where(a.exp != 0, fm.int8_value(a, mask_a), 0)
+        vb = np.where(b.exp != 0, fm.int8_value(b, mask_b), 0)
+        acc = ff.dst32_to_int(view.read32_or(s.dst_row, n_rows).astype(np.int64))
+        raw = ff.int_to_dst32(fm.saturate(acc + vb @ va))
     else:
         exp8 = s.style != ff.STYLE_FP16
-        bias = fm.product_bias(s.dst32, s.phase, exp8)
-        a_cols = [[ff.reduce_to_format(ff.src_split(a_cells[k][c]), s.fmt_a) for k in range(16)] for c in range(16)]
-        b = [[ff.reduce_to_format(ff.src_split(x), s.fmt_b) for x in r] for r in b_cells]
-        for r in range(n_rows):
-            for c in range(16):
-                acc = read_acc(d, s, s.dst_row + r, c)
-                write_acc(d, s, s.dst_row + r, c, fm.dot16(a_cols[c], b[r], acc, s.dst32, s.phase, exp8, bias))
-    finish(m, t, addr_mode, f.clear_dvalid, d.commit)
+        a = ff.reduce_to_format(ff.SrcDatum(*(x.T[None, :, :] for x in a)), s.fmt_a)   # [1, col, k]
+        b = ff.reduce_to_format(ff.SrcDatum(*(x[:, None, :] for x in b)), s.fmt_b)     # [row, 1, k]
+        out = fm.dot16(a, b, _read_acc(view, s, s.dst_row, n_rows), s.dst32, s.phase, exp8, fm.product_bias(s.dst32, s.phase, exp8))
+        raw = _encode_acc(s, out)
+    finish(m, t, addr_mode, f.clear_dvalid, _committer(view, s, s.dst_row, raw))
 
 
 @semantics("MVMUL")
 def mvmul(m, t, f) -> None:
     """MVMUL.md (WormholeB0): Dst[8x16] += SrcB[8x16] @ SrcA[16x16]; BH: deltas #1, #5."""
-    _check_encoding("MVMUL", f.addr_mode, f.dst, 8)
-    if f.instr_mod19 > 1:
-        raise UndefinedBehaviour(f"MVMUL instr_mod19={f.instr_mod19}: bits 21:20 are invalid opcode bits in ttsim")
+    _check_encoding("MVMUL", f.addr_mode, f.dst, 8, f.instr_mod19, 1)
     _refuse(f.instr_mod19 != 0, f"MVMUL instr_mod19={f.instr_mod19} (SrcB row broadcast): ttsim refuses")
     _matmul(m, t, f, "MVMUL", 8, f.addr_mode)
 
@@ -263,9 +224,7 @@ def gapool(m, t, f) -> None:
 
 
 def _check_pool_encoding(name: str, f) -> None:
-    _check_encoding(name, f.pool_addr_mode, f.dst, 4)
-    if f.instr_mod19 > 1:
-        raise UndefinedBehaviour(f"{name} instr_mod19={f.instr_mod19}: bits 21:20 are invalid opcode bits in ttsim")
+    _check_encoding(name, f.pool_addr_mode, f.dst, 4, f.instr_mod19, 1)
     _refuse(f.instr_mod19 != 1, f"{name} instr_mod19={f.instr_mod19}: ttsim accepts only 1")
     _refuse(f.max_pool_index_en != 0, f"{name} max_pool_index_en=1 (argmax): ttsim refuses")
 
@@ -279,39 +238,41 @@ def _elementwise(m, t, f, name: str) -> None:
     _refuse(not is_mul and s.phase != 0,
             f"{name} with fidelity phase {s.phase}: the ISA page divides the sum, ttsim calls it non-contractual")
     accumulate = is_mul or f.dest_accum_en == 1
-    a_cells = _rows(s.a_bank, s.a_row, 8)
-    b_all = _rows(s.b_bank, s.b_row, 8)
-    b_cells = [[b_all[0 if f.instr_mod19 & 2 else r][0 if f.instr_mod19 & 1 else c] ^ (ff.SRC_SIGN if is_sub else 0)
-                for c in range(16)] for r in range(8)]
-    _check_five_bit_exponents(name, s, [c for r in a_cells + b_cells for c in r])
-    d = DstWrites(m.s.dest, s.dst32)
+    a_cells = s.a_bank.rows[s.a_row:s.a_row + 8].astype(np.int64)
+    b_cells = s.b_bank.rows[s.b_row:s.b_row + 8].astype(np.int64)
+    if f.instr_mod19 & 2:
+        b_cells = np.repeat(b_cells[:1], 8, axis=0)
+    if f.instr_mod19 & 1:
+        b_cells = np.repeat(b_cells[:, :1], 16, axis=1)
+    if is_sub:
+        b_cells = b_cells ^ ff.SRC_SIGN
+    _check_five_bit_exponents(name, s, a_cells, b_cells)
+    view = DstView(m, t)
+    a, b = ff.src_split(a_cells), ff.src_split(b_cells)
+    a_zero, b_zero = a.exp == 0, (b.exp == 0) & s.flush_b
     if s.style == ff.STYLE_INT8:
         mask_a, mask_b = fm.int8_masks(s.phase) if is_mul else (0x3FF, 0x3FF)
-        for r in range(8):
-            for c in range(16):
-                x, y = ff.src_split(a_cells[r][c]), ff.src_split(b_cells[r][c])
-                va = fm.int8_value(x, mask_a) if x.exp else 0
-                vb = fm.int8_value(y, mask_b) if y.exp or not s.flush_b else 0
-                value = va * vb if is_mul else va + vb
-                if accumulate:
-                    value = fm.saturate(read_int(d, s.dst_row + r, c) + value)
-                write_int(d, s.dst_row + r, c, value)
+        va = np.where(a_zero, 0, fm.int8_value(a, mask_a))
+        vb = np.where(b_zero, 0, fm.int8_value(b, mask_b))
+        value = va * vb if is_mul else va + vb
+        if accumulate:
+            value = fm.saturate(ff.dst32_to_int(view.read32_or(s.dst_row, 8).astype(np.int64)) + value)
+        raw = ff.int_to_dst32(value)
     else:
         exp8 = s.style != ff.STYLE_FP16
-        for r in range(8):
-            for c in range(16):
-                x = ff.reduce_to_format(ff.src_split(a_cells[r][c]), s.fmt_a)
-                y = ff.reduce_to_format(ff.src_split(b_cells[r][c]), s.fmt_b)
-                x_zero, y_zero = x.exp == 0, s.flush_b and y.exp == 0
-                acc = read_acc(d, s, s.dst_row + r, c) if accumulate else 0
-                if is_mul:
-                    value = fm.mul(x, y, x_zero, y_zero, acc, s.dst32, s.phase, exp8)
-                else:
-                    _refuse(not y_zero and y == (1, 0, 0) and (x_zero or x == (0, 0, 0)),
-                            f"{name}: zero SrcA with an unflushed negative-zero SrcB wraps ttsim's arithmetic")
-                    value = fm.add(x, y, x_zero, y_zero, acc, s.dst32, exp8)
-                write_acc(d, s, s.dst_row + r, c, value)
-    finish(m, t, f.addr_mode, f.clear_dvalid, d.commit)
+        a, b = ff.reduce_to_format(a, s.fmt_a), ff.reduce_to_format(b, s.fmt_b)
+        a_zero, b_zero = a.exp == 0, (b.exp == 0) & s.flush_b
+        acc = _read_acc(view, s, s.dst_row, 8) if accumulate else np.zeros((8, 16), dtype=np.int64)
+        if is_mul:
+            out = fm.mul(a, b, a_zero, b_zero, acc, s.dst32, s.phase, exp8)
+        else:
+            minus_zero_b = ~b_zero & (b.sign == 1) & (b.exp == 0) & (b.man == 0)
+            a_is_zero = a_zero | ((a.sign | a.exp | a.man) == 0)
+            _refuse(bool((minus_zero_b & a_is_zero).any()),
+                    f"{name}: zero SrcA with an unflushed negative-zero SrcB wraps ttsim's arithmetic")
+            out = fm.add(a, b, a_zero, b_zero, acc, s.dst32, exp8)
+        raw = _encode_acc(s, out)
+    finish(m, t, f.addr_mode, f.clear_dvalid, _committer(view, s, s.dst_row, raw))
 
 
 @semantics("ELWADD")
@@ -333,12 +294,13 @@ def elwmul(m, t, f) -> None:
 
 
 ONE = ff.src_from_fp32(0x3F800000)
-NEG_INF_32 = 0xFFFFFFFF   # what GMPOOL reads from an invalid Dst row
+MINUS_INF_32 = 0xFFFFFFFF   # what GMPOOL reads from an invalid Dst row
+MINUS_INF_16 = 0xFFFF
 
 
-def _max_key(bits: int) -> int:
+def _max_key(bits: np.ndarray) -> np.ndarray:
     """Total order of sign-magnitude 32-bit patterns (-0 below +0)."""
-    return -1 - (bits & 0x7FFFFFFF) if bits >> 31 else bits
+    return np.where(bits >> 31 == 1, -1 - (bits & 0x7FFFFFFF), bits)
 
 
 @semantics("GMPOOL")
@@ -349,22 +311,18 @@ def gmpool(m, t, f) -> None:
     s = resolve(m, t, "GMPOOL", f.dst, a_align=16, dst_align=4, dst_wraps=False, ok_a=ff.BF16_FAMILY,
                 ok_b=ff.BF16_FAMILY, allow_int8=False)
     _refuse(s.style == ff.STYLE_FP16, "GMPOOL with FP16-family formats: ttsim refuses")
-    _refuse(any(c != ONE for c in _rows(s.b_bank, s.b_row, 1)[0]),
-            "GMPOOL with a SrcB scaling row other than 1.0: ttsim refuses")
-    a_cells = _rows(s.a_bank, s.a_row, 16)
-    d = DstWrites(m.s.dest, s.dst32)
-    for c in range(16):
-        raw = d.read(s.dst_row, c, NEG_INF_32 if s.dst32 else 0xFFFF)
-        best = ff.dst32_to_fp32(raw) & 0xFFFFE000 if s.dst32 else ff.dst16_bf16_to_bits(raw) << 16
-        for r in range(16):
-            v = ff.src_to_fp32(a_cells[r][c])
-            if s.fmt_a != ff.TF32:
-                v &= 0xFFFF0000
-            if not v & 0x7F800000:
-                v = 0
-            if _max_key(v) > _max_key(best):
-                best = v
-        d.write(s.dst_row, c, ff.fp32_to_dst32(best) if s.dst32 else ff.bits_to_dst16_bf16(best >> 16))
-        for r in range(1, 4):
-            d.write(s.dst_row + r, c, 0)
-    finish(m, t, f.pool_addr_mode, f.clear_dvalid, d.commit)
+    _refuse(bool((s.b_bank.rows[s.b_row] != ONE).any()), "GMPOOL with a SrcB scaling row other than 1.0: ttsim refuses")
+    view = DstView(m, t)
+    if s.dst32:
+        best = ff.dst32_to_fp32(view.read32_or(s.dst_row, 1, MINUS_INF_32).astype(np.int64)) & 0xFFFFE000
+    else:
+        best = ff.dst16_bf16_to_bits(view.read16_or(s.dst_row, 1, MINUS_INF_16).astype(np.int64)) << 16
+    v = ff.src_to_fp32(s.a_bank.rows[s.a_row:s.a_row + 16].astype(np.int64))
+    if s.fmt_a != ff.TF32:
+        v &= 0xFFFF0000
+    v = np.where(v & 0x7F800000 != 0, v, 0)
+    column_max = v[np.argmax(_max_key(v), axis=0), np.arange(16)]
+    best = np.where(_max_key(column_max) > _max_key(best), column_max, best)
+    raw = np.zeros((4, 16), dtype=np.int64)
+    raw[0] = ff.fp32_to_dst32(best) if s.dst32 else ff.bits_to_dst16_bf16(best >> 16)
+    finish(m, t, f.pool_addr_mode, f.clear_dvalid, _committer(view, s, s.dst_row, raw))
