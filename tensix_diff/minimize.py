@@ -11,12 +11,12 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
 from golden import isa
-from hwbridge.base import OK, Result
+from hwbridge.base import Result
 from tensix_diff.backends import BackendFailure, open_backend, run_case
 from tensix_diff.case import Case, Init, case_hash, dump_case, load_case
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, MATCHED

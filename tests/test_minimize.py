@@ -10,7 +10,7 @@ from planted_bug import DistanceTensix, FixtureDevice, planted_addrmod_bug, plan
 from tensix_diff.case import Case, Init, load_case
 from tensix_diff.compare import judge
 from tensix_diff.minimize import (NOP, Minimizer, check_or_minimize, ddmin, hypothesis_phases, minimal_case,
-                                  non_nop_count, write_bundle)
+                                  write_bundle)
 from tensix_diff.triage import classify
 
 AB = 12   # ThreadConfig ADDR32 index of AddrMod AB section 0
