@@ -138,12 +138,34 @@ def main() -> None:
     _show("register-file mix:", instr_rate(regfiles, regfile_machine, args.seconds), "instr/s", "  target 50,000")
     _show("64-instruction cases (counter+GPR):", case_rate(counter_cases(counters), args.seconds), "cases/s")
     _show("64-instruction cases (reg. files):", case_rate(regfile_cases(regfiles), args.seconds), "cases/s")
+    _show("arithmetic mix (matrix unit):", arithmetic_mix_rate(args.seconds), "instr/s")
     if args.profile:
         for name, progs, machine in (("counter+GPR", counters, Tensix), ("register-file", regfiles, regfile_machine)):
             prof = cProfile.Profile()
             prof.runcall(instr_rate, progs, machine, args.seconds)
             print(f"--- profile: {name} mix ---")
             pstats.Stats(prof).sort_stats("tottime").print_stats(12)
+
+
+def arithmetic_mix_rate(seconds: float) -> tuple[float, float]:
+    """Matrix-unit arithmetic (H5): MVMUL / ELWADD / ELWSUB / ELWMUL / GMPOOL / GAPOOL on random BF16
+    operands (SrcB row 0 is 1.0 for GMPOOL) into an FP32 Dst."""
+    from golden.fpu_formats import src_from_fp32
+    rng = random.Random(2)
+    names = ["MVMUL", "MVMUL", "ELWADD", "ELWSUB", "ELWMUL", "GMPOOL", "GAPOOL"]
+    progs = [[encode(n, {"instr_mod19": 1} if n.endswith("POOL") else {}) for n in rng.choices(names, k=PROGRAM)]
+             for _ in range(10)]
+
+    def machine() -> Tensix:
+        m = regfile_machine()
+        f = config_field("ALU_ACC_CTRL_Fp32_enabled")
+        m.s.config[0][f.index] = f.put(m.s.config[0][f.index], 1)
+        for src in (m.s.srca, m.s.srcb):
+            src.banks[0].rows[:] = [[src_from_fp32(rng.randrange(0x3E000000, 0x41000000)) for _ in range(16)]
+                                    for _ in range(64)]
+        m.s.srcb.banks[0].rows[0] = src_from_fp32(0x3F800000)
+        return m
+    return instr_rate(progs, machine, seconds)
 
 
 if __name__ == "__main__":
