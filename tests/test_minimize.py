@@ -230,3 +230,13 @@ def test_candidates_the_model_hangs_on_never_reach_the_device(planted):
 
     rep = Minimizer(Watchful().run, planted.run).minimize(case)
     assert rep.status == "minimised" and rep.minimal_length == 1 and hung_on_device == []
+
+
+@pytest.mark.hw
+def test_on_the_device_the_planted_bug_minimises_within_budget(backend, planted):
+    """With --backend=hw (a card or ttsim): the same planted bug, the device as the reference."""
+    from generators.bulk import generate_one
+    case = generate_one(2, 8, "counters")
+    rep = Minimizer(backend.run, planted.run).minimize(case)
+    assert rep.status == "minimised" and rep.runs <= 200 and rep.minimal_length <= 4
+    assert str(rep.minimal_signature) == "rwc.srcb @MATH"
