@@ -18,6 +18,7 @@ infinities of the same sign; Dst32b -> BF16 and Dst32b -> FP16 round half up on 
 and to 19 bits), after turning NaNs into infinities, and flush a zero exponent to +0; FP32 -> FP16
 without Round_10b_mant truncates; FP16 -> FP32 rebiases (an FP16 inf/NaN becomes a large finite FP32);
 FP16 -> BF16 truncates; INT32 -> INT8 saturates the sign-magnitude value to 127 (or to 0..255 unsigned).
+ReLU (STACC_RELU) acts on the value between the Dst read and the conversion to Out_data_format.
 """
 from __future__ import annotations
 
@@ -191,8 +192,43 @@ def _late(read32: int, in_fmt: int, out_fmt: int, v: np.ndarray) -> np.ndarray:
     return v
 
 
-def dst_to_l1(read32: int, in_fmt: int, out_fmt: int, raw: np.ndarray, unsigned: bool = False) -> np.ndarray:
+RELU_OFF, RELU_ZERO_NEGATIVE, RELU_THRESHOLD_MIN, RELU_THRESHOLD_MAX = 0, 1, 2, 3
+
+
+def relu(read32: int, in_fmt: int, v: np.ndarray, mode: int, threshold: int) -> np.ndarray:
+    """STACC_RELU on the packer's value of In_data_format: negative values (sign set, -0 and NaNs included)
+    become +0; mode 2 also zeroes values whose bits are at most the threshold, mode 3 clamps values above
+    it to the threshold. The threshold is a BF16/FP16-style 16-bit pattern, aligned to the value's width
+    (<< 16 for FP32, << 3 for the 19-bit Dst32b FP16 value); FP32 compares bits 31:13 only."""
+    if mode == RELU_OFF:
+        return v
+    if mode > RELU_THRESHOLD_MAX:
+        raise NotModelled(f"STACC_RELU_ApplyRelu={mode} (modes 0..3 are defined)")
+    if threshold & 0x8000:
+        raise UndefinedBehaviour(f"negative STACC_RELU_ReluThreshold {threshold:#x} (ttsim: undefined)")
+    if in_fmt == ff.INT32:
+        if mode != RELU_ZERO_NEGATIVE:
+            raise NotModelled(f"INT32 ReLU mode {mode} (ttsim models mode 1 only)")
+        return np.where(v >> 31 != 0, 0, v).astype(_U32)
+    if in_fmt not in (ff.FP32, ff.FP16, ff.BF16):
+        raise NotModelled(f"ReLU with In_data_format {in_fmt}")
+    if in_fmt == ff.FP32:
+        sign_bit, thr, key = 31, threshold << 16, 13
+    elif read32 and in_fmt == ff.FP16:
+        sign_bit, thr, key = 18, threshold << 3, 0
+    else:
+        sign_bit, thr, key = 15, threshold, 0
+    v = np.where(v >> sign_bit != 0, 0, v).astype(_U32)
+    if mode == RELU_THRESHOLD_MIN:
+        return np.where(v <= thr, 0, v).astype(_U32)
+    if mode == RELU_THRESHOLD_MAX:
+        return np.where(v >> key > thr >> key, thr, v).astype(_U32)
+    return v
+
+
+def dst_to_l1(read32: int, in_fmt: int, out_fmt: int, raw: np.ndarray, unsigned: bool = False,
+              relu_mode: int = RELU_OFF, relu_threshold: int = 0) -> np.ndarray:
     """Raw Dst cells (Dst32b values when read32, else Dst16b) -> L1 datums of Out_data_format."""
     raw = _u32(raw)
     v = _read32(in_fmt, raw, unsigned) if read32 else _read16(in_fmt, raw)
-    return _late(read32, in_fmt, out_fmt, v)
+    return _late(read32, in_fmt, out_fmt, relu(read32, in_fmt, v, relu_mode, relu_threshold))

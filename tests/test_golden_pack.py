@@ -1,7 +1,7 @@
 """PACR: Dst -> L1 for every uncompressed conversion golden models, with edge values whose L1 bits are
 derived by hand (Blackhole facts from ttsim v1.10.0: NaN -> inf on the 16-bit reads, zero exponents flush
 to +0, round half up on magnitude for Dst32b -> BF16 / FP16, truncation elsewhere); read interfaces, edge
-masks, invalid rows, continuation across PACRs, AddrMod on the packer ADCs, refusals."""
+masks, invalid rows, ReLU, continuation across PACRs, AddrMod on the packer ADCs, refusals."""
 from __future__ import annotations
 
 import struct
@@ -193,6 +193,54 @@ def test_dst32b_uint16_takes_the_high_row_raw():
     assert out(run(m), 2)[0] == ff.bits_to_dst16_bf16(0x3F80) == 0x007F
 
 
+# --- ReLU (STACC_RELU), between the Dst read and the output conversion ---
+def relu(m, mode, threshold=0):
+    set_cfg(m, "STACC_RELU_ApplyRelu", mode)
+    set_cfg(m, "STACC_RELU_ReluThreshold", threshold)
+    return m
+
+
+@pytest.mark.parametrize("mode,threshold,cases", [
+    (1, 0, [(0x3F80, 0x3F80), (0xBF80, 0), (0xFFC0, 0), (0x7FC0, 0x7F80), (0x0080, 0x0080)]),
+    (2, 0x3F80, [(0x3F80, 0), (0x3F81, 0x3F81), (0x3F7F, 0), (0xC000, 0), (0x7F80, 0x7F80)]),
+    (3, 0x3F80, [(0x4000, 0x3F80), (0x3F80, 0x3F80), (0x7F80, 0x3F80), (0x3F00, 0x3F00), (0xC000, 0)])])
+def test_relu_on_bf16(mode, threshold, cases):
+    m = relu(packer(0, BF16, BF16), mode, threshold)
+    put16(m, 0, [ff.bits_to_dst16_bf16(v) for v, _ in cases])
+    assert out(run(m), 2)[:len(cases)] == [w for _, w in cases]
+
+
+def test_relu_on_fp32_clamps_by_bits_31_13():
+    m = relu(packer(1, FP32, FP32), 3, 0x3F80)
+    put_fp32(m, 0, [0x3F801FFF, 0x3F802000, 0xBF800000, 0x80000000, 0x7FC00000])
+    assert out(run(m), 4)[:5] == [0x3F801FFF, 0x3F800000, 0, 0, 0x3F800000]
+    m = relu(packer(1, FP32, FP32), 2, 0x3F80)
+    put_fp32(m, 0, [0x3F800000, 0x3F800001])
+    assert out(run(m), 4)[:2] == [0, 0x3F800001]
+
+
+def test_relu_on_dst32b_fp16_uses_the_threshold_shifted_not_rebiased():
+    # the 19-bit value (sign, exp8, man10) is compared with ReluThreshold << 3: FP16 1.0 (0x3C00) becomes
+    # exponent 120, so 2.0 clamps to 2**-7, which converts to FP16 0x2000 (ttsim v1.10.0)
+    m = relu(packer(1, FP16, FP16, round10=1), 3, 0x3C00)
+    put_fp32(m, 0, [0x40000000, 0x3B800000, 0xC0000000])
+    assert out(run(m), 2)[:3] == [0x2000, 0x1C00, 0]
+
+
+def test_relu_on_int32_zeroes_negatives():
+    m = relu(packer(1, INT32, INT32), 1)
+    put_fp32(m, 0, [sm(5), sm(-5), 0x80000000])
+    assert out(run(m), 4)[:3] == [5, 0, 0]
+
+
+@pytest.mark.parametrize("fmt,mode,threshold,error", [(BF16, 4, 0, NotModelled), (BF16, 1, 0x8000, UndefinedBehaviour),
+                                                      (INT32, 2, 0, NotModelled), (UINT16, 1, 0, NotModelled)])
+def test_relu_refusals(fmt, mode, threshold, error):
+    m = relu(packer(0 if fmt != INT32 else 1, fmt, fmt), mode, threshold)
+    with pytest.raises(error):
+        run(m)
+
+
 # --- which rows are read ---
 @pytest.mark.parametrize("sel,rows", [(0, [0, 1, 2, 3]), (1, [0]), (3, [0, 1]), (5, [0, 2]), (10, [1, 3])])
 def test_read_interfaces_pick_rows(sel, rows):
@@ -312,7 +360,7 @@ def test_addrmod_updates_both_channels():
 
 # --- refusals and undefined behaviour ---
 @pytest.mark.parametrize("name,value", [
-    ("STACC_RELU_ApplyRelu", 1), ("THCON_SEC0_REG1_Pack_L1_Acc", 1), ("ALU_ROUNDING_MODE_Packer_srnd_en", 1),
+    ("THCON_SEC0_REG1_Pack_L1_Acc", 1), ("ALU_ROUNDING_MODE_Packer_srnd_en", 1),
     ("DEST_ACCESS_CFG_remap_addrs", 1), ("THCON_SEC0_REG1_Disable_zero_compress", 0),
     ("PCK_DEST_RD_CTRL_Read_int8", 1), ("THCON_SEC0_REG1_Out_data_format", ff.BFP8),
     ("PCK_DEST_RD_CTRL_Round_10b_mant", 1), ("PCK_EDGE_TILE_ROW_SET_SELECT_select", 2)])

@@ -10,7 +10,9 @@ chosen per row by TILE_ROW_SET_MAPPING) writes a raw zero; each datum goes to L1
 Last / Flush pad the data to the next 16-byte boundary with zeroes and make the next PACR start at fresh
 addresses. Conversions: golden.pack_formats.
 
-Refused (NotModelled): BFP and FP8 outputs, compression, ReLU, L1 accumulation, stochastic rounding,
+ReLU (STACC_RELU modes 1..3) acts between the Dst read and the output conversion.
+
+Refused (NotModelled): BFP and FP8 outputs, compression, L1 accumulation, stochastic rounding,
 downsampling, exponent thresholding, tile headers, L1 source input, Dst address remapping (remap_addrs,
 swizzle_32b, DstAccessMode), RowPadZero, Read_int8, and start positions not on a row boundary.
 """
@@ -35,7 +37,7 @@ _REFUSED_CONFIG = (
     "THCON_SEC0_REG1_Downsample_mask", "THCON_SEC0_REG1_Downsample_rate",
     "THCON_SEC0_REG1_Auto_set_last_pacr_intf_sel", "THCON_SEC0_REG1_pack_start_intf_pos",
     "THCON_SEC0_REG1_Pack_L1_Acc", "ALU_ROUNDING_MODE_Packer_srnd_en", "ALU_ROUNDING_MODE_Gasket_srnd_en",
-    "STACC_RELU_ApplyRelu", "PCK_EDGE_MODE_mode", "PACK_COUNTERS_SEC0_pack_yz_transposed",
+    "PCK_EDGE_MODE_mode", "PACK_COUNTERS_SEC0_pack_yz_transposed",
     "DEST_TARGET_REG_CFG_PACK_SEC0_ZOffset", "PCK0_ADDR_BASE_REG_0_Base", "PCK_DEST_RD_CTRL_Read_int8",
     "DEST_ACCESS_CFG_remap_addrs", "DEST_ACCESS_CFG_swizzle_32b")
 
@@ -144,7 +146,8 @@ def pacr(m, t, f) -> None:
         cells = view.read32_or(dst_rows) if read32 else view.read16_or(dst_rows)
         raw = cells[i, i % COLS].astype(np.uint32)
     unsigned = bool(_cfg(m, t, "PCK_DEST_RD_CTRL_Read_unsigned"))
-    values = np.where(keep, pf.dst_to_l1(read32, in_fmt, out_fmt, raw, unsigned), 0)
+    relu = (_cfg(m, t, "STACC_RELU_ApplyRelu"), _cfg(m, t, "STACC_RELU_ReluThreshold"))
+    values = np.where(keep, pf.dst_to_l1(read32, in_fmt, out_fmt, raw, unsigned, *relu), 0)
 
     if addrs is not None:
         p.data_addr = addrs.data
