@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from golden import fpu_formats as ff
-from golden.core import Blocked, Tensix
+from golden.core import Blocked, Tensix, decode
 from golden.errors import Hang, NotModelled, UndefinedBehaviour
 from golden.isa import encode
 from golden.registers import config_field, thread_config_field
@@ -63,7 +63,7 @@ def test_waits_for_both_banks_then_hangs_without_an_unpacker(name):
     assert rwc(m) == (0,) * 7
     m.s.srca.banks[0].allowed_client = MATRIX_UNIT
     with pytest.raises(Blocked):
-        m.step(T, __import__("golden.core", fromlist=["decode"]).decode(encode(name)))
+        m.step(T, decode(encode(name)))
 
 
 @pytest.mark.parametrize("name", ["MVMUL", "ELWADD", "ELWSUB", "ELWMUL"])
