@@ -14,7 +14,7 @@ from importlib import metadata
 
 from . import hw_map as M
 
-CLOCK_STEP, CLOCK_BIG, BIG_AFTER = 6_000, 200_000, 200_000   # fine steps first: a case takes ~45K cycles
+CLOCK_FIRST, CLOCK_STEP, CLOCK_BIG, BIG_AFTER = 36_000, 2_000, 200_000, 200_000   # a case takes ~38-45K cycles
 
 
 def _version(dist: str) -> str:
@@ -99,7 +99,7 @@ class Device:
         self.cycles = 0
         while True:
             if self.clock is not None:
-                chunk = CLOCK_STEP if self.cycles < BIG_AFTER else CLOCK_BIG
+                chunk = CLOCK_FIRST if not self.cycles else CLOCK_STEP if self.cycles < BIG_AFTER else CLOCK_BIG
                 self.clock(chunk)
                 self.cycles += chunk
             if self.read32(addr) == value:

@@ -45,8 +45,8 @@ FLAG_BYTES = 0x40
 DONE_TOKEN = 0xD0E
 
 RESULTS = 0x174100
-DEST_DUMP = RESULTS               # 1024 rows x 8 words (DBG_ARRAY_RD_DATA per sel)
-DEST_DUMP_BYTES = 1024 * 8 * 4
+DEST_DUMP = RESULTS
+DEST_DUMP_BYTES = 1024 * 8 * 4   # sel-major: word (sel, row) = cells 2*sel (low), 2*sel+1 (high) of the row
 GPR_DUMP = DEST_DUMP + DEST_DUMP_BYTES   # 3 threads x 64 words
 GPR_DUMP_BYTES = 3 * 64 * 4
 DBUS_DUMP = GPR_DUMP + GPR_DUMP_BYTES    # debug-bus words, in the order the platform table lists them

@@ -18,7 +18,7 @@ def _words(block: bytes, addr: int, count: int) -> np.ndarray:
 def decode(job: Job, blobs: list[bytes], plat: Platform) -> dict:
     """``blobs`` are the job's reads in order: the results block, then each observed L1 region."""
     block = blobs[0]
-    dest_words = _words(block, M.DEST_DUMP, DEST_ROWS * COLS // 2).reshape(DEST_ROWS, COLS // 2)
+    dest_words = _words(block, M.DEST_DUMP, DEST_ROWS * COLS // 2).reshape(COLS // 2, DEST_ROWS).T   # sel-major
     dest = np.empty((DEST_ROWS, COLS), dtype=np.uint16)
     dest[:, 0::2] = dest_words & 0xFFFF
     dest[:, 1::2] = dest_words >> 16

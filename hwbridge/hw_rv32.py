@@ -6,9 +6,14 @@ follow the RISC-V unprivileged ISA (RV32I base formats R/I/S/B/U/J).
 """
 from __future__ import annotations
 
+import sys
+from array import array
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from golden.isa import to_stream
+
+assert sys.byteorder == "little" and array("I").itemsize == 4
 
 ZERO, RA, SP, GP, TP = 0, 1, 2, 3, 4
 T0, T1, T2, S0, S1, A0, A1, A2, A3, A4, A5, A6, A7 = 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17
@@ -32,19 +37,23 @@ def _simm(v: int, bits: int, what: str) -> int:
     return v & ((1 << bits) - 1)
 
 
+@lru_cache(maxsize=None)
 def r_type(f7: int, rs2: int, rs1: int, f3: int, rd: int, op: int) -> int:
     return f7 << 25 | _reg(rs2) << 20 | _reg(rs1) << 15 | f3 << 12 | _reg(rd) << 7 | op
 
 
+@lru_cache(maxsize=None)
 def i_type(imm: int, rs1: int, f3: int, rd: int, op: int) -> int:
     return _simm(imm, 12, "I") << 20 | _reg(rs1) << 15 | f3 << 12 | _reg(rd) << 7 | op
 
 
+@lru_cache(maxsize=None)
 def s_type(imm: int, rs2: int, rs1: int, f3: int, op: int) -> int:
     u = _simm(imm, 12, "S")
     return (u >> 5) << 25 | _reg(rs2) << 20 | _reg(rs1) << 15 | f3 << 12 | (u & 0x1F) << 7 | op
 
 
+@lru_cache(maxsize=None)
 def b_type(off: int, rs2: int, rs1: int, f3: int) -> int:
     if off & 1:
         raise AsmError(f"branch offset {off} is odd")
@@ -53,6 +62,7 @@ def b_type(off: int, rs2: int, rs1: int, f3: int) -> int:
         | ((u >> 1) & 0xF) << 8 | ((u >> 11) & 1) << 7 | 0x63
 
 
+@lru_cache(maxsize=None)
 def j_type(off: int, rd: int) -> int:
     if off & 1:
         raise AsmError(f"jump offset {off} is odd")
@@ -61,6 +71,7 @@ def j_type(off: int, rd: int) -> int:
         | _reg(rd) << 7 | 0x6F
 
 
+@lru_cache(maxsize=None)
 def u_type(imm20: int, rd: int, op: int) -> int:
     if not 0 <= imm20 < 1 << 20:
         raise AsmError(f"U immediate {imm20:#x} does not fit in 20 bits")
@@ -144,7 +155,7 @@ class Program:
     def assemble(self) -> list[int]:
         out = []
         for w in self.words:
-            if isinstance(w, int):
+            if type(w) is int:
                 out.append(w)
             elif w[0] == "b":
                 _, kind, rs1, rs2, target, pc = w
@@ -160,4 +171,4 @@ class Program:
         return self.labels[name]
 
     def to_bytes(self) -> bytes:
-        return b"".join(w.to_bytes(4, "little") for w in self.assemble())
+        return array("I", self.assemble()).tobytes()       # little-endian hosts only (x86-64, aarch64)

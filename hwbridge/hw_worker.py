@@ -148,6 +148,8 @@ class Worker:
         self.pid: int | None = None
         self.info: dict = {}
         self.starts = 0
+        self._pending = False
+        self._offset = 0
         fd, self.log_path = tempfile.mkstemp(prefix="tensix-diff-hw-", suffix=".log")
         os.close(fd)
 
@@ -156,12 +158,22 @@ class Worker:
         return max(0, self.starts - 1)
 
     # --- lifecycle ---
-    def start(self) -> None:
+    def start(self, wait: bool = True) -> None:
+        """Fork a worker; with ``wait=False`` its device opens while the caller goes on (the next ``run``
+        collects its readiness first)."""
         if not self.zygote.alive():
             self.zygote.start(self.log_path)
-        offset = os.path.getsize(self.log_path)
+        self._offset = os.path.getsize(self.log_path)
         self.conn, self.pid = self.zygote.fork(self.log_path, self.simulator, self.core)
         self.starts += 1
+        self._pending = True
+        if wait:
+            self._ready()
+
+    def _ready(self) -> None:
+        if not self._pending:
+            return
+        self._pending = False
         if not self.conn.poll(START_TIMEOUT):
             self.stop()
             raise RuntimeError(f"the device worker did not open the device within {START_TIMEOUT:g} s")
@@ -169,7 +181,7 @@ class Worker:
             kind, payload = self.conn.recv()
         except EOFError:
             self._drop()
-            raise RuntimeError(f"the device worker exited while opening the device: {self._log_tail(offset)}") from None
+            raise RuntimeError(f"the device worker exited while opening the device: {self._log_tail(self._offset)}") from None
         if kind != "ready":
             self.stop()
             raise RuntimeError(payload)
@@ -204,6 +216,7 @@ class Worker:
         if self.conn is not None:
             self.conn.close()
         self.conn = self.pid = None
+        self._pending = False
 
     def close(self) -> None:
         self.stop()
@@ -217,6 +230,7 @@ class Worker:
     def run(self, job, timeout: float | None = None) -> Reply:
         if self.conn is None:
             self.start()
+        self._ready()
         timeout = self.timeout if timeout is None else timeout
         offset = os.path.getsize(self.log_path)
         payload = job if isinstance(job, dict) else asdict(job)
@@ -228,11 +242,21 @@ class Worker:
             msg = self.conn.recv()
         except (EOFError, OSError):
             self._drop()
-            return Reply("died", message=f"device worker exited: {self._log_tail(offset)}")
+            reply = Reply("died", message=f"device worker exited: {self._log_tail(offset)}")
+            self._respawn()
+            return reply
         if msg[0] == "ok":
             return Reply("ok", blobs=msg[1], cycles=msg[2])
         self.stop()           # the core may still be busy: the next job gets a fresh worker
+        self._respawn()
         return Reply("timeout" if msg[0] == "timeout" else "error", message=msg[1])
+
+    def _respawn(self) -> None:
+        """Start the replacement now, so its device opens while the caller prepares the next job."""
+        try:
+            self.start(wait=False)
+        except (RuntimeError, OSError):
+            self._drop()      # the next run tries again and reports
 
     def _log_tail(self, offset: int) -> str:
         """The simulator's own words: its ERROR line if it printed one, else the last log line."""
