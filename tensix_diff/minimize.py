@@ -2,13 +2,15 @@
 still show the same divergence (same signature, tensix_diff.triage), on a budget of device runs.
 
 Order of work: delta debugging over the instructions (deleted, or replaced by NOP with ``--nop-pad``
-for divergences that depend on distance), then the initial-state entries, then instruction fields
-toward zero, then initial data toward zero. Every candidate runs first on the cheap side (``against``,
+for divergences that depend on distance) with pairs of the same mnemonic removed together (REPLAY
+brackets, semaphore handshakes), then the initial-state entries, then instruction fields toward zero,
+then initial data toward zero, and last any two instructions together on short cases. Every candidate runs first on the cheap side (``against``,
 golden by default); only candidates it can run cost a device run.
 """
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import sys
 import time
 from dataclasses import dataclass
@@ -25,6 +27,8 @@ from tensix_diff.triage import Signature, classify, same_divergence
 T = TypeVar("T")
 NOP = isa.encode("NOP")
 HANG = "hang"
+PAIR_LIMIT = 24       # instructions up to which pairs of the same mnemonic are tried together
+ANY_PAIR_LIMIT = 8    # ... and any two instructions, as a last phase
 
 
 class BudgetExhausted(Exception):
@@ -169,7 +173,8 @@ class Minimizer:
                  f"signature {self.target}")
         try:
             for self.phase, step in (("instructions", self.shrink_instructions), ("init", self.shrink_init),
-                                     ("operands", self.simplify_operands), ("data", self.simplify_data)):
+                                     ("operands", self.simplify_operands), ("data", self.simplify_data),
+                                     ("pairs", self.shrink_pairs)):
                 step()
         except BudgetExhausted:
             exhausted = True
@@ -182,18 +187,37 @@ class Minimizer:
                          original.instruction_count, non_nop_count(best), best.instruction_count,
                          self.target, v.signature, device=v.device, message=message, diff=v.diff)
 
-    def shrink_instructions(self) -> None:
+    def _slots(self, case: Case) -> list[tuple[int, int]]:
+        return [(t, i) for t, ws in sorted(case.threads.items()) for i, w in enumerate(ws) if w != NOP]
+
+    def _drop(self, base: Case, removed: set) -> Case:
+        """``base`` without the instructions at ``removed`` slots (replaced by NOP when padding)."""
+        if self.nop_pad:
+            return _with_threads(base, {t: [NOP if (t, i) in removed else w for i, w in enumerate(ws)]
+                                        for t, ws in base.threads.items()})
+        return _with_threads(base, {t: [w for i, w in enumerate(ws) if (t, i) not in removed]
+                                    for t, ws in base.threads.items()})
+
+    def _ddmin_instructions(self) -> None:
         base = self.best
-        slots = [(t, i) for t, ws in sorted(base.threads.items()) for i in range(len(ws)) if ws[i] != NOP]
+        slots = self._slots(base)
+        ddmin(slots, lambda kept: self.test(self._drop(base, set(slots) - set(kept))))
 
-        def build(kept):
-            keep = set(kept)
-            if self.nop_pad:
-                return {t: [w if (t, i) in keep or w == NOP else NOP for i, w in enumerate(ws)]
-                        for t, ws in base.threads.items()}
-            return {t: [w for i, w in enumerate(ws) if (t, i) in keep] for t, ws in base.threads.items()}
+    def _drop_a_pair(self, same_mnemonic: bool, limit: int) -> bool:
+        """Try removing two instructions at once: what ddmin's contiguous chunks miss, e.g. the two REPLAYs
+        that record and replay a block, or a SEMPOST and its SEMWAIT. True if one pair could go."""
+        base = self.best
+        slots = self._slots(base)
+        if len(slots) > limit:
+            return False
+        name = {s: isa.decode(base.threads[s[0]][s[1]])[0].name for s in slots}
+        return any((name[a] == name[b]) == same_mnemonic and self.test(self._drop(base, {a, b}))
+                   for a, b in itertools.combinations(slots, 2))
 
-        ddmin(slots, lambda kept: self.test(_with_threads(base, build(kept))))
+    def shrink_instructions(self) -> None:
+        self._ddmin_instructions()
+        while self._drop_a_pair(same_mnemonic=True, limit=PAIR_LIMIT):
+            self._ddmin_instructions()
         base = self.best
         nops = [(t, i) for t, ws in sorted(base.threads.items()) for i, w in enumerate(ws) if w == NOP]
         if nops:  # padding that the divergence does not need goes
@@ -201,6 +225,11 @@ class Minimizer:
             ddmin(nops, lambda kept: self.test(_with_threads(base, {
                 t: [w for i, w in enumerate(ws) if w != NOP or (t, i) in set(kept)]
                 for t, ws in base.threads.items()})))
+
+    def shrink_pairs(self) -> None:
+        """Last, while budget remains: any two instructions at once, on short cases."""
+        while self._drop_a_pair(same_mnemonic=False, limit=ANY_PAIR_LIMIT):
+            self._ddmin_instructions()
 
     def shrink_init(self) -> None:
         base = self.best
