@@ -240,3 +240,17 @@ def test_on_the_device_the_planted_bug_minimises_within_budget(backend, planted)
     rep = Minimizer(backend.run, planted.run).minimize(case)
     assert rep.status == "minimised" and rep.runs <= 200 and rep.minimal_length <= 4
     assert str(rep.minimal_signature) == "rwc.srcb @MATH"
+
+
+def test_a_replay_bracket_goes_as_a_pair(planted):
+    """REPLAY (load) records the next four instructions without running them; REPLAY (run) plays them.
+    Deleting either alone changes what runs; ddmin's contiguous chunks cannot take both without the
+    ZEROACC between them, so the pair pass removes the two REPLAYs together."""
+    body = asm("REPLAY start_idx=25 len=4 execute_while_loading=0 load_mode=1",
+               "INCRWC rwc_cr=0 rwc_d=0 rwc_b=1 rwc_a=0", "SETRWC clear_ab_vld=0 rwc_cr=0 rwc_d=0 rwc_b=0 rwc_a=0 bitmask=1",
+               zeroacc(SECTION), "SETRWC clear_ab_vld=0 rwc_cr=2 rwc_d=0 rwc_b=0 rwc_a=0 bitmask=0",
+               "REPLAY start_idx=25 len=4 execute_while_loading=0 load_mode=0")
+    case = Case("replayed", "", {1: body}, Init(thread_config={1: {AB + SECTION: 0x2000}}))
+    rep = Minimizer(FixtureDevice().run, planted.run).minimize(case)
+    assert rep.status == "minimised" and rep.minimal_length == 1
+    assert isa.decode(rep.case.threads[1][0])[0].name == "ZEROACC"
