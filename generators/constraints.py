@@ -12,7 +12,7 @@ from golden import isa
 from .profiles import CONFIGS, Profile
 
 CONSTRAINTS_PATH = CONFIGS / "constraints.yaml"
-ROLES = ("gpr", "gpr_half", "config", "adc_mask", "addr_mode", "setc16_reg", "setc16_value")
+ROLES = ("gpr", "gpr_half", "config", "adc_mask", "addr_mode", "setc16_reg", "setc16_value", "adc_zw_inc")
 THREAD_CONFIG_KINDS = {"addrmod", "config", "srcbanks"}   # set-ups that write ThreadConfig
 FIELD_KEYS = {"values", "min", "max", "align", "nonzero", "one_hot", "role", "span"}
 
@@ -91,6 +91,7 @@ class Rules:
         lines = list(s.get("prologue", [])) + list(s.get("epilogue", []))
         if "prologue_each" in s:
             lines.append(s["prologue_each"]["line"])
+        lines += (s.get("fill_each") or {}).get("lines", [])
         return {line.split()[0] for line in lines}
 
 

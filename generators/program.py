@@ -42,6 +42,7 @@ class ThreadPlan:
     config: set[int] = field(default_factory=set)
     sections: set[int] = field(default_factory=set)
     counts: Counter = field(default_factory=Counter)
+    zw_used: int = 0          # ADC Z/W increments so far (an upper bound on what they added to any Z or W)
 
 
 def field_max(ins: isa.Instruction, f: isa.Field) -> int:
@@ -177,6 +178,9 @@ class Builder:
             return d.choice(self.rules.sets["setc16_addrmod"])
         if role == "setc16_value":
             return self.addrmod_word(values["setc16_reg"], plan.mix)
+        if role == "adc_zw_inc":
+            room = (1 << self.obs["adc_zw_bits"]) - 1 - self.rules.raw["adc_zw_set_max"] - plan.zw_used
+            return self.ranged(0, max(0, min(fmax, room)))
         raise ValueError(f"unknown role {role}")
 
     def instruction(self, name: str, plan: ThreadPlan) -> list[int]:
@@ -195,6 +199,7 @@ class Builder:
         for f in ins.fields:
             if spec.get(f.name, {}).get("role") is not None:
                 values[f.name] = self.role_value(ins, f, spec[f.name], values, plan)
+        plan.zw_used += max((values[k] for k, c in spec.items() if c.get("role") == "adc_zw_inc"), default=0)
         needs = self.rules.needs(name)
         plan.needs |= needs
         for s in self.shared_needs(name):
@@ -225,14 +230,12 @@ class Builder:
             word = rf.put(word, values[rf.name.rsplit("_", 1)[1]])
         return word
 
-    def section_words(self, section: int, mix: Profile) -> dict[int, int]:
-        return {
-            thread_config_field(f"ADDR_MOD_AB_SEC{section}_SrcAIncr").index:
-                self.addrmod_word(thread_config_field(f"ADDR_MOD_AB_SEC{section}_SrcAIncr").index, mix),
-            thread_config_field(f"ADDR_MOD_DST_SEC{section}_DestIncr").index:
-                self.addrmod_word(thread_config_field(f"ADDR_MOD_DST_SEC{section}_DestIncr").index, mix),
-            thread_config_field(f"ADDR_MOD_BIAS_SEC{section}_BiasIncr").index: 0,
-        }
+    def section_words(self, section: int, mix: Profile, noop: bool = False) -> dict[int, int]:
+        """AB, DST and BIAS words of one AddrMod section: drawn, or all zero (changes nothing)."""
+        ab = thread_config_field(f"ADDR_MOD_AB_SEC{section}_SrcAIncr").index
+        dst = thread_config_field(f"ADDR_MOD_DST_SEC{section}_DestIncr").index
+        return {ab: 0 if noop else self.addrmod_word(ab, mix), dst: 0 if noop else self.addrmod_word(dst, mix),
+                thread_config_field(f"ADDR_MOD_BIAS_SEC{section}_BiasIncr").index: 0}
 
     # --- bodies ----------------------------------------------------------------------------------------
     def replay_ok(self, plan: ThreadPlan) -> bool:
@@ -297,13 +300,15 @@ class Builder:
             for name, v in r.setups["srcbanks"].get("thread_config_fields", {}).items():
                 rf = thread_config_field(name)
                 tc[rf.index] = rf.put(tc.get(rf.index, 0), v)
+            if "fill_section" in r.setups["srcbanks"]:
+                tc.update(self.section_words(r.setups["srcbanks"]["fill_section"], plan.mix, noop=True))
         if "addrmod" in plan.needs:
             for s in sorted(plan.sections):
                 tc.update(self.section_words(s, plan.mix))
         if "gpr" in plan.needs and plan.gprs:
             init.gpr[t] = {i: self.gpr_value(plan.mix) for i in sorted(plan.gprs)}
         if "dest" in plan.needs:
-            lo, hi = self.profile.dest_rows
+            lo, hi = plan.mix.dest_rows
             rng = random.Random(d.bits(32))  # bulk data from one draw keeps Hypothesis examples small
             init.dest = [(row, [rng.getrandbits(16) for _ in range(16)]) for row in range(lo, hi)]
         prologue: list[int] = []
@@ -320,6 +325,12 @@ class Builder:
             each = s.get("prologue_each")
             if each:
                 prologue += [self.assemble(each["line"], i=i, imm16=d.bits(16)) for i in range(each["count"])]
+            fill = s.get("fill_each")
+            if fill:
+                base = plan.mix.dest_rows[0]
+                prologue += [self.assemble(line.replace("{4i}", str(4 * i)), section=s["fill_section"],
+                                           a=base + 4 * i, b=base + 64 + 4 * i)
+                             for i in range(fill["count"]) for line in fill["lines"]]
         epilogue = [self.assemble(line) for kind in SETUP_ORDER if kind in plan.needs
                     for line in r.setups[kind].get("epilogue", [])]
         return prologue, epilogue
