@@ -12,6 +12,7 @@ from golden import fpu_formats as ff
 from golden.dest_view import adj32
 from golden.errors import NotModelled, UndefinedBehaviour
 from golden.isa import encode
+from golden.ops import load_all
 from golden.ops.pack import pacr
 from golden.state import COLS
 
@@ -22,19 +23,24 @@ OUT = 0x30000         # L1_Dest_addr 0x2FFF: +1 for the tile header, in 16-byte 
 FP32, FP16, BF16, INT32, UINT16, INT8 = ff.FP32, ff.FP16, ff.BF16, ff.INT32, 9, ff.INT8
 
 
-def packer(read32: int, in_fmt: int, out_fmt: int, round10: int = 0, unsigned: int = 0):
-    m = machine()
+def configure_packer(m, read32: int, in_fmt: int, out_fmt: int, out_addr: int = OUT, t: int = P) -> None:
+    """Uncompressed packing of 16-datum rows to ``out_addr`` with all columns kept."""
     set_cfg(m, "ALU_FORMAT_SPEC_REG2_Dstacc", in_fmt)
     set_cfg(m, "PCK_DEST_RD_CTRL_Read_32b_data", read32)
-    set_cfg(m, "PCK_DEST_RD_CTRL_Round_10b_mant", round10)
-    set_cfg(m, "PCK_DEST_RD_CTRL_Read_unsigned", unsigned)
     set_cfg(m, "PCK_EDGE_OFFSET_SEC0_mask", 0xFFFF)
     set_cfg(m, "PACK_COUNTERS_SEC0_pack_reads_per_xy_plane", 4)
-    set_cfg(m, "THCON_SEC0_REG1_L1_Dest_addr", OUT // 16 - 1)
+    set_cfg(m, "THCON_SEC0_REG1_L1_Dest_addr", out_addr // 16 - 1)
     set_cfg(m, "THCON_SEC0_REG1_Disable_zero_compress", 1)
     set_cfg(m, "THCON_SEC0_REG1_In_data_format", in_fmt)
     set_cfg(m, "THCON_SEC0_REG1_Out_data_format", out_fmt)
-    m.s.adc[P]["pack"][1].x = 15          # SETADCXX PAC, 15, 0: one row of 16 datums per interface
+    m.s.adc[t]["pack"][1].x = 15          # SETADCXX PAC, 15, 0: one row of 16 datums per interface
+
+
+def packer(read32: int, in_fmt: int, out_fmt: int, round10: int = 0, unsigned: int = 0):
+    m = machine()
+    configure_packer(m, read32, in_fmt, out_fmt)
+    set_cfg(m, "PCK_DEST_RD_CTRL_Round_10b_mant", round10)
+    set_cfg(m, "PCK_DEST_RD_CTRL_Read_unsigned", unsigned)
     return m
 
 
@@ -393,5 +399,4 @@ def test_in_format_must_match_dstacc():
 
 
 def test_registered_semantics():
-    from golden.ops import load_all
     assert load_all()["PACR"] is pacr

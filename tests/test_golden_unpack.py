@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import struct
 
-import numpy as np
 import pytest
 
 from golden import fpu_formats as ff
-from golden.core import Blocked
+from golden.core import Blocked, decode
 from golden.errors import Hang, NotModelled, UndefinedBehaviour
 from golden.isa import encode
+from golden.ops import load_all
 from golden.ops.unpack import unpacr
+from golden.registers import config_field
 from golden.state import MATRIX_UNIT, UNPACKERS
 
 from regfile_util import machine, set_cfg, set_tcfg
+from test_golden_pack import configure_packer, pacr_word
 
 U0 = 0                # the unpack thread
 L1 = 0x40000          # THCON_SEC*_REG3_Base_address 0x3FFF: +1 for the tile header, in 16-byte units
@@ -28,8 +30,7 @@ def unpacker(in_fmt: int, out_fmt: int, count: int = 16, which: int = 0, to_dst:
     X dim 16, output row ``row`` through THCON_SEC0_REG5_Dest_cntx0_address (64 + 16 * row)."""
     m = machine()
     sec = f"THCON_SEC{which}_"
-    desc = set_desc(m, which, in_fmt | 16 << 16, 4 | 1 << 16)
-    assert desc
+    set_desc(m, which, in_fmt | 16 << 16, 4 | 1 << 16)     # X dim 16, Y dim 4, Z dim 1
     set_cfg(m, sec + "REG2_Out_data_format", out_fmt)
     set_cfg(m, sec + "REG2_Disable_zero_compress_cntx0", 1)
     set_cfg(m, sec + "REG3_Base_address", L1 // 16 - 1)
@@ -43,11 +44,10 @@ def unpacker(in_fmt: int, out_fmt: int, count: int = 16, which: int = 0, to_dst:
     return m
 
 
-def set_desc(m, which: int, w0: int, w1: int) -> bool:
-    from golden.registers import config_field
+def set_desc(m, which: int, w0: int, w1: int) -> None:
+    """Words 0 and 1 of the 128-bit tile descriptor (registers.yaml names only its first word)."""
     i = config_field(f"THCON_SEC{which}_REG0_TileDescriptor").index
     m.s.config[0][i], m.s.config[0][i + 1] = w0, w1
-    return True
 
 
 def unpacr_word(which=0, setdatvalid=1, addrmode=0, ovrd=1, **more):
@@ -96,14 +96,14 @@ def test_fp32_into_srca(out_fmt, table):
     assert srca_cells(run(m), n=len(table)) == [c for _, c in table]
 
 
-def test_fp16_bf16_uint16_move_without_flushing():
-    for fmt, vals, cells in [
-            (FP16, [0x3C00, 0x8001, 0x7C01, 0xFBFF], [cell(0, 15, 0), cell(1, 0, 1), cell(0, 31, 1), cell(1, 30, 0x3FF)]),
-            (BF16, [0x3F80, 0x8001, 0x7FC1, 0x0000], [cell(0, 0x7F, 0), cell(1, 0, 8), cell(0, 0xFF, 0x208), 0]),
-            (UINT16, [0xFFFF, 0x1234, 0x0080, 0x8000], [0x7F8FF, 0x12 << 11 | 0x34, 0x80, 0x40000])]:
-        m = unpacker(fmt, fmt)
-        put_l1(m, "H", vals)
-        assert srca_cells(run(m), n=4) == cells, fmt
+@pytest.mark.parametrize("fmt,vals,cells", [
+    (FP16, [0x3C00, 0x8001, 0x7C01, 0xFBFF], [cell(0, 15, 0), cell(1, 0, 1), cell(0, 31, 1), cell(1, 30, 0x3FF)]),
+    (BF16, [0x3F80, 0x8001, 0x7FC1, 0x0000], [cell(0, 0x7F, 0), cell(1, 0, 8), cell(0, 0xFF, 0x208), 0]),
+    (UINT16, [0xFFFF, 0x1234, 0x0080, 0x8000], [0x7F8FF, 0x12 << 11 | 0x34, 0x80, 0x40000])])
+def test_fp16_bf16_uint16_move_without_flushing(fmt, vals, cells):
+    m = unpacker(fmt, fmt)
+    put_l1(m, "H", vals)
+    assert srca_cells(run(m), n=4) == cells
 
 
 @pytest.mark.parametrize("unsigned,cells", [
@@ -118,19 +118,9 @@ def test_int8_becomes_integer_8(unsigned, cells):
 
 # --- round trips that end in L1 ---
 def pack_back(m, fmt, read32, rows, out=0x30000, t=2):
-    set_cfg(m, "ALU_FORMAT_SPEC_REG2_Dstacc", fmt)
-    set_cfg(m, "PCK_DEST_RD_CTRL_Read_32b_data", read32)
-    set_cfg(m, "PCK_EDGE_OFFSET_SEC0_mask", 0xFFFF)
-    set_cfg(m, "PACK_COUNTERS_SEC0_pack_reads_per_xy_plane", 4)
-    set_cfg(m, "THCON_SEC0_REG1_L1_Dest_addr", out // 16 - 1)
-    set_cfg(m, "THCON_SEC0_REG1_Disable_zero_compress", 1)
-    set_cfg(m, "THCON_SEC0_REG1_In_data_format", fmt)
-    set_cfg(m, "THCON_SEC0_REG1_Out_data_format", fmt)
-    m.s.adc[t]["pack"][1].x = 15
-    pacr = encode("PACR", dict(cfgcontext=0, rowpadzero=0, dstaccessmode=0, addrmode=0, addrcntcontext=0,
-                               zerowrite=0, readintfsel=0 if rows == 4 else 1, ovrdthreadid=0, concat=0, ctxtctrl=0,
-                               flush=0, last=1))
-    m.run({t: [pacr]})
+    """PACR of ``rows`` Dst rows (4, or 1) in format ``fmt`` to L1 at ``out``; returns the bytes."""
+    configure_packer(m, read32, fmt, fmt, out, t)
+    m.run({t: [pacr_word(readintfsel=0 if rows == 4 else 1)]})
     return m.s.l1.read(out, 16 * rows * (4 if read32 else 2))
 
 
@@ -238,12 +228,7 @@ def test_waits_for_the_unpackers_bank():
     with pytest.raises(Hang):
         run(m)
     with pytest.raises(Blocked):
-        unpacr(m, U0, _fields(unpacr_word()))
-
-
-def _fields(word):
-    from golden.core import decode
-    return decode(word).fields
+        unpacr(m, U0, decode(unpacr_word()).fields)
 
 
 # --- refusals and undefined behaviour ---
@@ -291,6 +276,4 @@ def test_dst_partial_write_of_an_invalid_row_is_undefined():
 
 
 def test_registered_semantics():
-    from golden.ops import load_all
     assert load_all()["UNPACR"] is unpacr
-    assert np.uint32  # numpy is the cell type
