@@ -21,16 +21,14 @@ from generators.bulk import generate
 from generators.constraints import availability_report, available
 from generators.profiles import GOLDEN_ACCEPT, ProfileError, load_profile, profile_names
 from generators.program import NoInstructions
-from hwbridge.base import DEVICE_ERROR, Result
-
-from .backends import BACKENDS, BackendUnavailable, get_backend
+from .backends import BACKENDS, BackendFailure, judge_case, open_backend
 from .case import Case, case_hash, dump_case
-from .compare import DEVICE_FAILED, DIVERGED, MATCHED, NothingCompared, Verdict, judge
+from .compare import DEVICE_FAILED, DIVERGED, MATCHED, Verdict
 from .report_html import campaign_html
-from .store import StoreError
 from .triage import CampaignTriage
 
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 3
+_Fail = BackendFailure   # a one-line failure with its exit status
 ERRORS_LISTED = 200
 
 
@@ -59,12 +57,6 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-class _Fail(Exception):
-    def __init__(self, code: int, message: str):
-        super().__init__(message)
-        self.code = code
-
-
 def _profile(args):
     try:
         p = load_profile(args.profile)
@@ -81,31 +73,11 @@ def _profile(args):
 
 
 def _backend(name: str, args):
-    try:
-        return get_backend(name, recordings=args.recordings, **({"simulator": args.simulator} if name == "hw" else {}))
-    except BackendUnavailable as e:
-        raise _Fail(EXIT_USAGE, str(e)) from None
-    except Exception as e:  # the device or simulator could not be brought up
-        raise _Fail(EXIT_DEVICE, f"{name} backend failed to start: {type(e).__name__}: {e}") from None
-
-
-def _run_one(backend, case: Case) -> Result:
-    try:
-        return backend.run(case)
-    except StoreError as e:
-        raise _Fail(EXIT_USAGE, str(e)) from None
-    except Exception as e:
-        if getattr(backend, "name", "") != "hw":
-            raise
-        return Result(DEVICE_ERROR, message=f"{type(e).__name__}: {e}")
+    return open_backend(name, recordings=args.recordings, simulator=args.simulator)
 
 
 def _verdict(ref, test, case: Case, names: tuple[str, str]) -> Verdict:
-    expected, actual = _run_one(ref, case), _run_one(test, case)
-    try:
-        return judge(expected, actual, names)
-    except NothingCompared as e:
-        return Verdict("uncompared", str(e), None, (expected.status, actual.status))
+    return judge_case(ref, test, case, names)[0]
 
 
 def _list(p) -> int:
