@@ -21,7 +21,7 @@ from generators.bulk import generate
 from generators.constraints import availability_report, available
 from generators.profiles import GOLDEN_ACCEPT, ProfileError, load_profile, profile_names
 from generators.program import NoInstructions
-from .backends import BACKENDS, BackendFailure, judge_case, open_backend
+from .backends import BACKENDS, BackendFailure, BackendUnavailable, get_backend, judge_case
 from .case import Case, case_hash, dump_case
 from .compare import DEVICE_FAILED, DIVERGED, MATCHED, Verdict
 from .report_html import campaign_html
@@ -73,7 +73,13 @@ def _profile(args):
 
 
 def _backend(name: str, args):
-    return open_backend(name, recordings=args.recordings, simulator=args.simulator)
+    """Through this module's ``get_backend`` (tests substitute backends here)."""
+    try:
+        return get_backend(name, recordings=args.recordings, **({"simulator": args.simulator} if name == "hw" else {}))
+    except BackendUnavailable as e:
+        raise _Fail(EXIT_USAGE, str(e)) from None
+    except Exception as e:  # the device or simulator could not be brought up
+        raise _Fail(EXIT_DEVICE, f"{name} backend failed to start: {type(e).__name__}: {e}") from None
 
 
 def _verdict(ref, test, case: Case, names: tuple[str, str]) -> Verdict:
