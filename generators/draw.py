@@ -45,6 +45,16 @@ class Draw:
             return True
         return self.integer(0, 9999) >= round((1 - p_true) * 10000)
 
+    def repeat(self, lo: int, hi: int):
+        """Yield 0, 1, ... for a length uniform in lo..hi, decided one 'more?' at a time: the same
+        distribution as one length draw, but Hypothesis can shorten a sequence or drop an item from it."""
+        n = 0
+        while n < hi:
+            if n >= lo and not self.boolean(1 - 1 / (hi - n + 1)):
+                return
+            yield n
+            n += 1
+
     def bits(self, width: int) -> int:
         return self.integer(0, (1 << width) - 1) if width > 0 else 0
 

@@ -263,8 +263,10 @@ class Builder:
 
     def body(self, plan: ThreadPlan) -> None:
         d = self.draw
-        length = d.integer(*plan.mix.length)
-        while len(plan.body) < length:
+        length = plan.mix.length[1]
+        for _ in d.repeat(*plan.mix.length):
+            if len(plan.body) >= length:   # replay blocks and follow-up NOPs count as several words
+                break
             names = self.current(plan)
             items, weights = list(names), list(names.values())
             room = length - len(plan.body)

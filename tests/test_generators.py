@@ -122,6 +122,16 @@ def test_distribution_follows_profile_weights():
         assert abs(counts[n] - e) < 0.1 * e + 30, (n, counts[n], e)
 
 
+def test_program_lengths_are_uniform_and_shrinkable():
+    """Draw.repeat gives a uniform length in lo..hi from per-item 'more?' draws (what lets Hypothesis drop
+    items), so bulk and Hypothesis share the distribution."""
+    d = RandomDraw(3)
+    lengths = Counter(sum(1 for _ in d.repeat(1, 8)) for _ in range(8000))
+    assert set(lengths) == set(range(1, 9))
+    assert all(abs(n - 1000) < 150 for n in lengths.values()), lengths
+    assert sum(1 for _ in RandomDraw(0).repeat(5, 5)) == 5
+
+
 def test_hw_observability_and_thread_independence():
     """ADC instructions only where the hw backend sees the ADCs (T0 unpackers, T2 packer); config, Dest and
     Src banks used by at most one thread per case."""
