@@ -190,3 +190,13 @@ def test_reg2flop_configuration_32_and_128_bit():
 def test_reg2flop_configuration_outside_thcon_undefined():
     with pytest.raises(UndefinedBehaviour, match="THCON"):
         Tensix().run({0: [encode("REG2FLOP", {"sizesel": 1, "flopindex": 116})]})
+
+
+def test_dmanop_changes_nothing():
+    from golden import isa
+    from golden.core import Tensix
+    m = Tensix()
+    m.s.gpr[0][3] = 0x1234
+    before = [list(g) for g in m.s.gpr]
+    m.run({0: [isa.encode("DMANOP")]})
+    assert m.s.gpr == before and m.executed == 1

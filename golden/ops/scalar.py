@@ -194,3 +194,8 @@ def reg2flop(m, t, f) -> None:
     else:
         _reg2flop_config(m, t, f)
 
+
+
+@semantics("DMANOP")
+def dmanop(m, t, f) -> None:
+    """DMANOP (tt-llk assembly.yaml, ttsim): a no-op issued to the scalar unit (ThCon)."""
