@@ -95,7 +95,10 @@ class HwBackend:
         except hw_program.Refusal as e:
             return Result(REFUSED, message=f"harness: {e}", provenance={**self.provenance(), "refused_by": "harness"})
         job.max_cycles = self.max_cycles
-        reply = self.worker.run(job)
+        try:
+            reply = self.worker.run(job)
+        except RuntimeError as e:          # a replacement worker could not open the device
+            return Result(DEVICE_ERROR, message=str(e), provenance=self.provenance(job))
         prov = self.provenance(job)
         if reply.status == "ok":
             state = hw_readback.decode(job, reply.blobs, self.platform)

@@ -32,6 +32,9 @@ class Device:
         self.simulator = simulator
         self.ctx = init_ttexalens(simulation_directory=simulator) if simulator else init_ttexalens()
         umd_dev = self.ctx.umd_api.devices[min(self.ctx.device_ids)]   # skip tt-exalens's register tables
+        if not simulator and umd_dev.is_simulation:
+            # with no card, tt-exalens attaches to any running simulation server: never label that silicon
+            raise RuntimeError("no card found (tt-exalens offered a running simulation instead; pass --simulator)")
         tt_umd.set_thread_noc_id(tt_umd.NocId.NOC0)
         self.raw = umd_dev._UmdDevice__device                    # the tt_umd.TTDevice tt-exalens wraps
         soc = umd_dev.soc_descriptor
