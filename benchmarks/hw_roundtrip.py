@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from generators.bulk import generate  # noqa: E402
+from tensix_diff.case import Case, Init  # noqa: E402
 from hwbridge import hw_program, hw_readback  # noqa: E402
 from hwbridge.hw import HwBackend  # noqa: E402
 
@@ -109,6 +110,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=4242)
     ap.add_argument("--profile", default="default")
     ap.add_argument("--jobs", type=int, default=0, help="workers side by side (default: 1 and 2)")
+    ap.add_argument("--fault-every", type=int, default=10, help="also measure with every Nth case one the"
+                    " simulator stops on (worker restart); 0: skip")
     args = ap.parse_args()
     if not args.simulator:
         sys.exit("give --simulator PATH (a Blackhole libttsim.so) or set TENSIX_DIFF_SIMULATOR")
@@ -121,6 +124,12 @@ def main() -> None:
         print(f"jobs={jobs}: {cps:.1f} cases/s with isolation; outcomes "
               + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
               + f"; {restarts} worker restarts; median {statistics.median(cycles or [0]):.0f} simulated cycles/case")
+    if args.fault_every:
+        bad = Case("bench-srnd", "", {0: []}, init=Init(config={0: {1: 0x2}}))   # ttsim exits: stochastic rounding
+        mixed = [bad if i % args.fault_every == 0 else c for i, c in enumerate(cases)]
+        cps, counts, cycles, restarts, _ = throughput(args.simulator, mixed, 1)
+        print(f"jobs=1, every {args.fault_every}th case stops the simulator: {cps:.1f} cases/s; outcomes "
+              + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + f"; {restarts} worker restarts")
     ph = phases(args.simulator, ok)
     total = sum(ph.values())
     print("per ok case, one device in-process (ms): " + ", ".join(f"{k} {v:.2f}" for k, v in ph.items())

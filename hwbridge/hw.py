@@ -15,11 +15,10 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-import subprocess
-from functools import cache
 from pathlib import Path
 
 from tensix_diff.case import Case
+from tensix_diff.store import harness_revision
 
 from . import hw_program, hw_readback
 from .base import DEVICE_ERROR, OK, REFUSED, Result
@@ -28,18 +27,7 @@ from .hw_simdir import file_sha256, simulator_path, simulator_version
 from .hw_worker import Worker
 
 ENV_SIMULATOR = "TENSIX_DIFF_SIMULATOR"
-REPO = Path(__file__).resolve().parents[1]
 SIM_ERROR = re.compile(r"ERROR: (\w+)")
-
-
-@cache
-def harness_revision() -> str:
-    try:
-        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                             timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        rev = ""
-    return rev or "unknown"
 
 
 def _core(text) -> tuple[int, int] | None:

@@ -139,7 +139,11 @@ class Zygote:
 
 
 class Worker:
-    """A restartable device worker. ``run`` never raises for device trouble; it returns a Reply."""
+    """A restartable device worker. ``run`` never raises for device trouble; it returns a Reply.
+
+    Under a simulator one spare worker (its own simulator, ~50 MB resident) is kept opening in the
+    background, so replacing a worker that died costs no device start-up on the critical path. A card
+    is never opened twice: no spare there."""
 
     def __init__(self, simulator: str | None, core: tuple[int, int] | None = None, timeout: float = 60.0):
         self.simulator, self.core, self.timeout = simulator, core, timeout
@@ -150,6 +154,7 @@ class Worker:
         self.starts = 0
         self._pending = False
         self._offset = 0
+        self._spare: tuple[Connection, int] | None = None
         fd, self.log_path = tempfile.mkstemp(prefix="tensix-diff-hw-", suffix=".log")
         os.close(fd)
 
@@ -159,14 +164,19 @@ class Worker:
 
     # --- lifecycle ---
     def start(self, wait: bool = True) -> None:
-        """Fork a worker; with ``wait=False`` its device opens while the caller goes on (the next ``run``
-        collects its readiness first)."""
+        """Make a fresh worker current: the spare if there is one, else a new fork. With ``wait=False`` its
+        device may still be opening while the caller goes on (the next ``run`` collects its readiness)."""
         if not self.zygote.alive():
             self.zygote.start(self.log_path)
         self._offset = os.path.getsize(self.log_path)
-        self.conn, self.pid = self.zygote.fork(self.log_path, self.simulator, self.core)
+        if self._spare is not None:
+            (self.conn, self.pid), self._spare = self._spare, None
+        else:
+            self.conn, self.pid = self.zygote.fork(self.log_path, self.simulator, self.core)
         self.starts += 1
         self._pending = True
+        if self.simulator:
+            self._spare = self.zygote.fork(self.log_path, self.simulator, self.core)
         if wait:
             self._ready()
 
@@ -220,6 +230,9 @@ class Worker:
 
     def close(self) -> None:
         self.stop()
+        if self._spare is not None:
+            (self.conn, self.pid), self._spare = self._spare, None
+            self.stop()
         self.zygote.stop()
         try:
             os.unlink(self.log_path)
