@@ -159,10 +159,16 @@ def _dirty_init() -> Init:
                 dest=[(r, [0xFFFF] * 16) for r in range(0, 1024, 37)])
 
 
+def _generated(profiles=("default", "arith", "counters", "regfile", "scalar"), per=2) -> list[Case]:
+    from generators.bulk import generate_one
+    return [generate_one(77, i, p) for p in profiles for i in range(per)]
+
+
 def test_no_state_leaks_between_cases(hw):
+    """Hand-made dirty cases hit every state the prologue resets; generated ones are arbitrary."""
     probes = [Case(n, "", p, observe=Observe(l1=[(0x30000, 64)], config={0: [12], 1: [12]}))
-              for n, p in PROBES.items()]
-    dirty = [Case(n, "", p, init=_dirty_init()) for n, p in DIRTY.items()]
+              for n, p in PROBES.items()] + _generated(("arith", "counters"), 1)
+    dirty = [Case(n, "", p, init=_dirty_init()) for n, p in DIRTY.items()] + _generated()
     for probe in probes:
         hw.worker.stop()                       # the next run starts a fresh worker
         fresh = hw.run(probe)
