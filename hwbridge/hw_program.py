@@ -254,7 +254,9 @@ def _counters(p: rv.Program) -> None:
 
 
 def _wait_flags(p: rv.Program, base: int, threads: range, label: str, value: int = 1) -> None:
-    p.li(rv.T0, base).li(rv.T2, value).label(label)
+    """Spin until every thread's flag holds ``value``. The fence invalidates a Blackhole RISC's L1 data
+    cache (write-through), so another core's store is seen; ttsim has no such cache."""
+    p.li(rv.T0, base).li(rv.T2, value).label(label).emit(rv.fence())
     for u in threads:
         p.emit(rv.lw(rv.T1, rv.T0, 4 * u)).branch("bne", rv.T1, rv.T2, label)
 

@@ -7,6 +7,7 @@ the exit status 3. ``--jobs N`` runs N workers (each its own simulator) side by 
 """
 from __future__ import annotations
 
+import os
 import queue
 import sys
 import threading
@@ -59,8 +60,9 @@ def run(args) -> int:
     except CaseError as e:
         print(f"tensix-diff: error: {e}", file=sys.stderr)
         return EXIT_USAGE
-    if args.jobs < 1:
-        print("tensix-diff: error: --jobs must be at least 1", file=sys.stderr)
+    if args.jobs < 1 or (args.jobs > 1 and not (args.simulator or os.environ.get("TENSIX_DIFF_SIMULATOR"))):
+        print("tensix-diff: error: --jobs must be at least 1, and above 1 only with a simulator (one card, one"
+              " worker)", file=sys.stderr)
         return EXIT_USAGE
     store = Store(args.recordings)
     todo = [c for c in cases if args.mode == "all" or not store.has(case_hash(c))]
