@@ -53,8 +53,11 @@ def _exit_code(outcomes: Counter) -> int:
         return EXIT_DEVICE
     if outcomes[DIVERGED]:
         return EXIT_DIVERGED
-    if set(outcomes) - {MATCHED, "ran", KNOWN}:
+    if outcomes[MISSING] or outcomes[STALE]:
         return EXIT_USAGE
+    if not (outcomes[MATCHED] or outcomes["ran"] or outcomes[KNOWN]):
+        return EXIT_USAGE  # nothing was compared at all: fail loudly
+    # Cases a backend refused (uncompared) are listed in the output; they do not fail a run that compared others.
     return EXIT_OK
 
 

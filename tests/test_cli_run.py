@@ -170,3 +170,23 @@ def test_usage_errors_exit_2(capsys):
     assert code == 2 and "error" in err
     code, _, err = main(capsys, "run", "x.yaml", "--backend", "nonsense")
     assert code == 2 and "invalid choice" in err
+
+
+def _record_refusal(root, path) -> None:
+    case = load_case(path)
+    Store(root).put(Recording.from_result(case, Result("refused", None, message="simulator refused", provenance=DEVICE)))
+
+
+def test_a_refused_case_is_listed_but_does_not_fail_a_run_that_compared_others(project, capsys):
+    record(project / "rec", project / "cases" / "run-a.yaml")
+    _record_refusal(project / "rec", project / "cases" / "run-b.yaml")
+    code, out, err = main(capsys, "run", project / "cases", "--recordings", project / "rec")
+    assert code == 0, out + err
+    assert "UNCOMPARED run-b" in out and "1 matched" in out
+
+
+def test_a_run_that_compared_nothing_fails(project, capsys):
+    for name in ("run-a", "run-b"):
+        _record_refusal(project / "rec", project / "cases" / f"{name}.yaml")
+    code, out, err = main(capsys, "run", project / "cases", "--recordings", project / "rec")
+    assert code == 2, out + err
