@@ -17,6 +17,7 @@ from hwbridge.base import REFUSED
 from hwbridge.golden_backend import GoldenBackend
 from hwbridge.hw_corpus import load_bundle
 from hwbridge.replay import ReplayBackend
+from tensix_diff.case import case_hash
 from tensix_diff.compare import DIVERGED, MATCHED, NothingCompared, judge
 from tensix_diff.store import Store
 from tensix_diff.triage import known_for, load_known, signature
@@ -45,29 +46,35 @@ def test_the_corpus_holds_at_least_5000_cases():
 
 @pytest.mark.parametrize("bundle, chunk", [(b, k) for b in BUNDLES for k in range(CHUNKS)],
                          ids=lambda v: v.name.split(".")[0] if isinstance(v, Path) else str(v))
-def test_golden_agrees_with_recorded_ttsim(bundle, chunk, replay):
+def test_golden_agrees_with_recorded_ttsim(bundle, chunk, replay, request):
     golden, known = GoldenBackend(), load_known()
+    summary = request.config.pluginmanager.get_plugin("tensix_diff").outcomes  # the closing summary line
     problems, counts = [], {"matched": 0, "known": 0, "refused": 0, "uncompared": 0}
     for case in _cases(bundle)[chunk::CHUNKS]:
         actual = replay.run(case)
         if actual.status in ("missing", "stale"):
             problems.append(f"{case.name}: {actual.message}")
+            summary[case_hash(case)] = actual.status
             continue
         assert actual.provenance["device"].startswith("ttsim"), f"{case.name}: recorded on {actual.provenance['device']}"
         if actual.status == REFUSED:
             counts["refused"] += 1
+            summary[case_hash(case)] = "uncompared"
             continue
         try:
             verdict = judge(golden.run(case), actual, ("golden", "ttsim"))
         except NothingCompared:
             counts["uncompared"] += 1
+            summary[case_hash(case)] = "uncompared"
             continue
+        summary[case_hash(case)] = verdict.outcome
         if verdict.outcome == MATCHED:
             counts["matched"] += 1
         elif verdict.outcome == DIVERGED:
             sig = signature(case, verdict)
             if sig is not None and known_for(sig, known, "replay"):
                 counts["known"] += 1
+                summary[case_hash(case)] = "known"
             else:
                 problems.append(f"{case.name} ({sig}):\n{verdict.report(8)}")
         else:
