@@ -13,7 +13,7 @@ OBSERVABILITY = ("hw", "full")
 THREAD_CONFIG_SETUPS = ("auto", "setc16", "init")
 GOLDEN_ACCEPT = ("modelled", "effects", "absent", "handler")   # handler: golden has semantics registered
 KEYS = {"description", "length", "threads", "golden", "observability", "thread_config_setup", "config_state",
-        "dest_rows", "gpr_special", "addrmod", "overrides", "thread_mix", "templates", "weights"}
+        "dest_rows", "dest_edges", "gpr_special", "addrmod", "overrides", "thread_mix", "templates", "weights"}
 
 
 class ProfileError(ValueError):
@@ -32,6 +32,7 @@ class Profile:
     thread_config_setup: str = "auto"
     config_state: dict[int, float] = field(default_factory=lambda: {0: 1.0})
     dest_rows: tuple[int, int] = (0, 64)
+    dest_edges: float = 0.0   # probability that a Dest cell is an edge value (generators/values.py)
     gpr_special: float = 0.3
     sections: tuple[int, ...] = tuple(range(8))
     addrmod_align: dict[str, int] = field(default_factory=dict)
@@ -106,6 +107,8 @@ def parse_profile(name: str, raw: dict, where: str) -> Profile:
         _need(other == "self" or other in profile_names(), where, f"thread_mix: no profile named '{other}'")
     templates = raw.get("templates") or {}
     _need(isinstance(templates, dict) and set(templates) <= {"replay"}, where, "templates: only 'replay' exists")
+    edges = raw.get("dest_edges", 0.0)
+    _need(isinstance(edges, (int, float)) and 0 <= edges <= 1, where, "dest_edges is a probability")
     special = raw.get("gpr_special", 0.3)
     _need(isinstance(special, (int, float)) and 0 <= special <= 1, where, "gpr_special is a probability")
     return Profile(
@@ -113,7 +116,7 @@ def parse_profile(name: str, raw: dict, where: str) -> Profile:
         length=_pair(raw.get("length", [1, 64]), where, "length", 0, 4096), threads=threads,
         golden=tuple(golden), observability=obs, thread_config_setup=tcs, config_state=state,
         dest_rows=_pair(raw.get("dest_rows", [0, 64]), where, "dest_rows", 0, 1024), gpr_special=float(special),
-        sections=sections, addrmod_align=dict(align), addrmod_fixed=dict(fixed), overrides=overrides, thread_mix=mix,
+        dest_edges=float(edges), sections=sections, addrmod_align=dict(align), addrmod_fixed=dict(fixed), overrides=overrides, thread_mix=mix,
         templates={k: float(v) for k, v in templates.items()})
 
 

@@ -20,6 +20,8 @@ from tensix_diff.case import Case, Init, case_hash, validate_shape
 from .constraints import Rules, available, golden_accepts, rules, setc16_setup
 from .draw import Draw
 from .profiles import Profile, load_profile
+from .values import dest_cell
+
 
 GPR_SPECIAL = (0, 1, 2, 0xFFFF, 0x10000, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFE, 0xFFFFFFFF)
 EDGE_P = 0.15          # chance a ranged field takes its lowest or highest allowed value
@@ -312,7 +314,7 @@ class Builder:
         if "dest" in plan.needs:
             lo, hi = plan.mix.dest_rows
             rng = random.Random(d.bits(32))  # bulk data from one draw keeps Hypothesis examples small
-            init.dest = [(row, [rng.getrandbits(16) for _ in range(16)]) for row in range(lo, hi)]
+            init.dest = [(row, [dest_cell(rng, plan.mix.dest_edges) for _ in range(16)]) for row in range(lo, hi)]
         prologue: list[int] = []
         if tc:
             if self.setc16:

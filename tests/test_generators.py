@@ -272,3 +272,17 @@ def test_fuzz_bad_input_is_one_line(tmp_path, capsys):
     assert len(err) == 1 and "none of its instructions" in err[0]
     assert cli.main(["fuzz", "--profile", "nope"]) == 2
     assert cli.main(["fuzz", "--accept-golden", "maybe"]) == 2
+
+
+def test_arith_edges_profile_puts_edge_values_in_dest():
+    """Dest data of the arith-edges profile hits the value classes (raw BF16 cells in Dst16b order)."""
+    import random
+    from generators.values import EDGE_CLASSES, bf16_cell, dest_cell
+    assert bf16_cell(0, 127, 0) == 0x007F and bf16_cell(1, 0xFF, 0) == 0x80FF   # 1.0 and -inf
+    rng = random.Random(7)
+    cells = {dest_cell(rng, 1.0) for _ in range(2000)}
+    for name, make in EDGE_CLASSES:
+        if name in ("zero", "one", "infinity", "smallest-normal", "largest-normal"):
+            assert make(rng, 0) in cells and make(rng, 1) in cells, name
+    a, b = random.Random(7), random.Random(7)
+    assert [dest_cell(a, 0.0) for _ in range(8)] == [b.getrandbits(16) for _ in range(8)]  # edges off: unchanged
