@@ -205,11 +205,11 @@ def html_report(cov: Coverage) -> str:
 
 def collect(paths: list[str], recordings: str | None = None) -> list[tuple[Case, Result | None, Result | None]]:
     """Run every case on golden and look up its recording in the replay store."""
+    from hwbridge.hw_corpus import load_any
     from tensix_diff.backends import open_backend, run_case
-    from tensix_diff.case import load_cases
     golden, replay = open_backend("golden"), open_backend("replay", recordings=recordings)
     out = []
-    for case in load_cases(paths):
+    for case in load_any(paths):   # case files, directories and recorded fuzz bundles
         rec = run_case(replay, case)
         try:
             model = golden.run(case)
@@ -222,7 +222,7 @@ def collect(paths: list[str], recordings: str | None = None) -> list[tuple[Case,
 
 def add_parser(sub) -> None:
     p = sub.add_parser("coverage", help="instruction/mode coverage of the corpus and its recordings")
-    p.add_argument("paths", nargs="*", help=f"case files or directories (default: {DEFAULT_CORPUS.name}/)")
+    p.add_argument("paths", nargs="*", help=f"case files, directories or *.cases.jsonl.gz bundles (default: {DEFAULT_CORPUS.name}/)")
     p.add_argument("--recordings", metavar="DIR", help="replay store directory (default: the project's)")
     p.add_argument("--html", metavar="OUT.html", help="also write a self-contained HTML report")
     p.add_argument("--json", metavar="OUT.json", help="also write the figures as JSON")
