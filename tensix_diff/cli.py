@@ -70,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .backends import BackendFailure
     from .case import CaseError
     try:
         args = build_parser().parse_args(argv)
@@ -77,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, isa.IsaError, CaseError) as e:
         print(f"tensix-diff: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except BackendFailure as e:   # a command cannot go on: its one line and exit status (2 or 3)
+        print(f"tensix-diff: error: {e}", file=sys.stderr)
+        return e.code
     except KeyboardInterrupt:
         print("tensix-diff: interrupted", file=sys.stderr)
         return 130

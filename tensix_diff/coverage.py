@@ -232,13 +232,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from tensix_diff.backends import BackendFailure
     paths = args.paths or ([str(DEFAULT_CORPUS)] if DEFAULT_CORPUS.is_dir() else [])
-    try:
-        cov = measure(collect(paths, args.recordings))
-    except BackendFailure as e:
-        print(f"tensix-diff: error: {e}", file=sys.stderr)
-        return e.code
+    cov = measure(collect(paths, args.recordings))
     if not args.summary:
         print(terminal_table(cov, args.only))
     print("\n".join(cov.summary_lines()))

@@ -98,14 +98,6 @@ def _list(p) -> int:
 
 
 def run(args) -> int:
-    try:
-        return _run(args)
-    except _Fail as f:
-        print(f"tensix-diff: error: {f}", file=sys.stderr)
-        return f.code
-
-
-def _run(args) -> int:
     p = _profile(args)
     if args.list:
         return _list(p)

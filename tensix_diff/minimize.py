@@ -19,7 +19,7 @@ from typing import Callable, Sequence, TypeVar
 
 from golden import isa
 from hwbridge.base import Result
-from tensix_diff.backends import BackendFailure, open_backend, run_case
+from tensix_diff.backends import open_backend, run_case
 from tensix_diff.case import Case, Init, case_hash, dump_case, load_case
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, MATCHED
 from tensix_diff.triage import Signature, classify, same_divergence
@@ -408,13 +408,9 @@ def run(args) -> int:
         raise UsageError("minimize: --max-runs must be at least 1")
     case = load_case(args.case)
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
-    try:
-        device, against = _backend(args.backend, args), _backend(args.against, args)
-        rep = Minimizer(device, against, max_runs=args.max_runs, nop_pad=args.nop_pad, strict=args.strict,
-                        log=log).minimize(case)
-    except BackendFailure as e:
-        print(f"tensix-diff: error: {e}", file=sys.stderr)
-        return e.code
+    device, against = _backend(args.backend, args), _backend(args.against, args)
+    rep = Minimizer(device, against, max_runs=args.max_runs, nop_pad=args.nop_pad, strict=args.strict,
+                    log=log).minimize(case)
     print("\n".join(rep.lines()))
     if rep.status == "matched":
         return EXIT_OK

@@ -8,7 +8,6 @@ golden cannot model it), 3 the device or simulator failed. The worst outcome win
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -74,14 +73,6 @@ def write_dump(path: str, state: dict) -> None:
 
 
 def run(args) -> int:
-    try:
-        return _run(args)
-    except BackendFailure as f:
-        print(f"tensix-diff: error: {f}", file=sys.stderr)
-        return f.code
-
-
-def _run(args) -> int:
     cases = load_cases(args.cases)
     if not cases:
         raise BackendFailure(EXIT_USAGE, f"no case files in {' '.join(args.cases)}")
