@@ -19,20 +19,23 @@ from hypothesis import HealthCheck, settings
 
 from tensix_diff.backends import BACKENDS, BackendUnavailable, get_backend
 from tensix_diff.case import CASE_SUFFIXES, Case, CaseError, case_hash, load_case
-from tensix_diff.compare import DEVICE_FAILED, DIVERGED, MATCHED, NothingCompared, Verdict, judge
+from tensix_diff.assess import assess, registry
+from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
 from tensix_diff.minimize import hypothesis_phases, minimize_failure
 from tensix_diff.store import RECORD_MODES, Store, StoreError
-from tensix_diff.triage import known_reason, stale_known
+from tensix_diff.triage import stale_known, unused_entries
 
 # --- Hypothesis profiles -------------------------------------------------------------------------------
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large]
+# ci and hw draw the very same examples (same settings and phases), so every example a replay run draws
+# was recorded by a hw run; neither shrinks (a shrunk example has no recording; on a device the minimiser
+# shrinks instead).
 settings.register_profile("ci", derandomize=True, database=None, deadline=None, max_examples=50,
-                          suppress_health_check=_QUIET, print_blob=True)
+                          suppress_health_check=_QUIET, print_blob=True, phases=hypothesis_phases("hw"))
 settings.register_profile("dev", deadline=None, max_examples=200, suppress_health_check=_QUIET)
 settings.register_profile("thorough", deadline=None, max_examples=2000, suppress_health_check=_QUIET)
-settings.register_profile("hw", derandomize=True, database=None, deadline=None, max_examples=20,
-                          suppress_health_check=_QUIET, print_blob=True,
-                          phases=hypothesis_phases("hw"))   # no per-step shrinking: the minimiser takes over
+settings.register_profile("hw", derandomize=True, database=None, deadline=None, max_examples=50,
+                          suppress_health_check=_QUIET, print_blob=True, phases=hypothesis_phases("hw"))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 SUMMARY_KEY = "tensix_diff_summary"
@@ -48,7 +51,8 @@ def pytest_addoption(parser):
     g.addoption("--recordings", metavar="DIR", default=None,
                 help="replay store directory (default: $TENSIX_DIFF_RECORDINGS or <repo>/recordings)")
     g.addoption("--strict-recordings", action="store_true",
-                help="a missing or stale recording fails instead of being counted and skipped")
+                help="a missing or stale recording fails instead of being counted and skipped"
+                     " (always so when $CI is set)")
 
 
 class TensixDiffPlugin:
@@ -61,8 +65,11 @@ class TensixDiffPlugin:
         self.simulator: str | None = config.getoption("simulator")
         rec = config.getoption("recordings")
         self.store = Store(Path(rec) if rec else None)
-        self.strict = config.getoption("strict_recordings")
+        self.strict = config.getoption("strict_recordings") or bool(os.environ.get("CI"))
         self.outcomes: dict[str, str] = {}   # case hash -> last outcome (a case shrunk or re-run counts once)
+        self.why: dict[str, str] = {}        # case hash -> why it was not compared
+        self.unrecorded: dict[str, str] = {} # case hash -> "missing|stale: how to record it"
+        self.used_known: set[str] = set()    # registry entries that explained a difference
         self._backend = None
         self._golden = None
         self._unavailable: str | None = None
@@ -99,11 +106,14 @@ class TensixDiffPlugin:
         return self._backend
 
     # --- the differential check ---
-    def check(self, case: Case) -> Verdict:
+    def check(self, case: Case, where: str | None = None) -> Verdict:
+        """Golden against the selected backend (tensix_diff.assess); ``where`` is the test id that drew the
+        case (for the record command listed at the end when its recording is missing)."""
         backend = self.backend()
         expected = self.golden().run(case)
+        h = case_hash(case)
         if self.backend_name == "golden":
-            self.outcomes[case_hash(case)] = "ran"
+            self.outcomes[h] = "ran"
             return Verdict("ran", f"golden: {expected.status}")
         try:
             actual = backend.run(case)
@@ -111,24 +121,34 @@ class TensixDiffPlugin:
                 self.store.record(case, actual, self.record_mode)
         except StoreError as e:
             pytest.fail(str(e), pytrace=False)
-        try:
-            verdict = judge(expected, actual, ("golden", self.backend_name))
-        except NothingCompared as e:
-            verdict = Verdict("uncompared", str(e))
-        self.outcomes[case_hash(case)] = verdict.outcome
-        self.stale += stale_known(case, verdict, self.backend_name)
-        known = known_reason(case, verdict, self.backend_name) if verdict.outcome == DIVERGED else None
-        if known:   # configs/known_divergences.yaml expects this divergence
-            self.outcomes[case_hash(case)] = "known"
-            pytest.xfail(known)
+        verdict = assess(case, expected, actual, ("golden", self.backend_name), self.backend_name)
+        self.note(case, verdict, where)
+        if verdict.outcome == KNOWN:   # configs/known_divergences.yaml explains every difference
+            pytest.xfail(verdict.message)
         if verdict.outcome == DIVERGED:
             pytest.fail(f"case {case.name} ({case.source}): golden and {self.backend_name} disagree\n"
                         + verdict.report() + self.minimized(case), pytrace=False)
         if verdict.outcome == DEVICE_FAILED:
             pytest.fail(f"case {case.name}: {verdict.message}", pytrace=False)
         if verdict.outcome in ("missing", "stale") and self.strict:
-            pytest.fail(f"case {case.name}: {verdict.message}", pytrace=False)
+            pytest.fail(f"case {case.name}: {verdict.message} (strict recordings: $CI is set or"
+                        " --strict-recordings)", pytrace=False)
         return verdict
+
+    def note(self, case: Case, verdict: Verdict, where: str | None = None) -> None:
+        """Count an assessed verdict in the closing summary (also used by tests that judge many cases)."""
+        h = case_hash(case)
+        self.outcomes[h] = verdict.outcome
+        self.used_known.update(verdict.known)
+        self.stale += stale_known(case, verdict, self.backend_name)
+        if verdict.outcome == UNCOMPARED:
+            self.why[h] = verdict.why or "other"
+        if verdict.outcome in ("missing", "stale"):
+            src = str(case.source) if case.source and not str(case.source).startswith("<") else None
+            how = (f"tensix-diff record {src} --simulator=PATH --simulator-version=V" if src else
+                   f"pytest --backend=hw --simulator=PATH --record-mode=new '{where}'" if where else
+                   "re-record its bundle with tensix-diff record")
+            self.unrecorded[h] = f"{verdict.outcome} {case.name}: {how}"
 
     def minimized(self, case: Case) -> str:
         """Under hw a divergent case goes to the minimiser (each Hypothesis shrink step would be a device
@@ -144,13 +164,20 @@ class TensixDiffPlugin:
     def pytest_sessionfinish(self, session):
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:   # an xdist worker: hand the counts to the controller
-            workeroutput[SUMMARY_KEY] = dict(self.outcomes)
-            workeroutput[SUMMARY_KEY + "_stale"] = list(self.stale)
+            workeroutput[SUMMARY_KEY] = {"outcomes": dict(self.outcomes), "stale": list(self.stale),
+                                         "why": dict(self.why), "unrecorded": dict(self.unrecorded),
+                                         "used_known": sorted(self.used_known)}
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error):
-        self.outcomes.update(getattr(node, "workeroutput", {}).get(SUMMARY_KEY, {}))
-        self.stale += getattr(node, "workeroutput", {}).get(SUMMARY_KEY + "_stale", [])
+        out = getattr(node, "workeroutput", {}).get(SUMMARY_KEY)
+        if not out:
+            return
+        self.outcomes.update(out["outcomes"])
+        self.stale += out["stale"]
+        self.why.update(out["why"])
+        self.unrecorded.update(out["unrecorded"])
+        self.used_known.update(out["used_known"])
 
     def counts(self) -> Counter:
         c = Counter(self.outcomes.values())
@@ -161,17 +188,30 @@ class TensixDiffPlugin:
         if hasattr(self.config, "workerinput") or not self.outcomes:
             return
         c = self.counts()
+        w = terminalreporter.write_line
         if self.backend_name == "golden":
-            line = f"tensix-diff (golden only): {c['ran']} cases run on golden, none compared"
-        else:
-            line = (f"tensix-diff (golden vs {self.backend_name}): {c['compared']} cases compared,"
-                    f" {c['matched']} matched, {c['diverged']} diverged, {c['missing']} missing recordings,"
-                    f" {c['stale']} stale")
-            extra = [f"{c[k]} {k}" for k in ("uncompared", "device-failed", "known") if c[k]]
-            line += (", " + ", ".join(extra)) if extra else ""
-        terminalreporter.write_line(line)
+            w(f"tensix-diff (golden only): {c['ran']} cases run on golden, none compared")
+            return
+        line = (f"tensix-diff (golden vs {self.backend_name}): {c['compared']} cases compared,"
+                f" {c['matched']} matched, {c['diverged']} diverged, {c['known']} known,"
+                f" {c['missing']} missing recordings, {c['stale']} stale, {c['uncompared']} uncompared")
+        w(line + (f", {c['device-failed']} device-failed" if c["device-failed"] else ""))
+        if self.why:
+            whys = Counter(self.why[h] for h, o in self.outcomes.items() if o == UNCOMPARED and h in self.why)
+            w("uncompared: " + ", ".join(f"{n} {why}" for why, n in whys.most_common()))
+        if self.unrecorded:
+            w(f"{len(self.unrecorded)} case(s) without a usable recording"
+              + (" (these FAILED: strict recordings)" if self.strict else " (skipped; --strict-recordings or"
+                 " $CI makes them fail)") + "; record them with:")
+            for text in sorted(self.unrecorded.values())[:50]:
+                w("  " + text)
+            if len(self.unrecorded) > 50:
+                w(f"  ... and {len(self.unrecorded) - 50} more")
         for stale in sorted(set(self.stale)):
-            terminalreporter.write_line(stale)
+            w(stale)
+        if c["compared"]:
+            for k in unused_entries(registry(), self.used_known):
+                w(f"known-divergence entry {k.id} explained no difference in this run")
 
 
 def pytest_configure(config):
@@ -213,12 +253,14 @@ def golden_backend(request):
 def check_case(request):
     """``check_case(case) -> Verdict``: golden and the selected backend must agree bit for bit (else the test
     fails with the comparison report). Missing or stale recordings and cases golden cannot model are
-    counted in the closing summary; outside Hypothesis they skip the test with the reason."""
+    counted in the closing summary (they fail under $CI or --strict-recordings); outside Hypothesis they
+    skip the test with the reason."""
     plugin = _plugin(request.config)
 
     def check(case: Case) -> Verdict:
         from hypothesis.control import currently_in_test_context
-        verdict = plugin.check(case)
+        where = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0] or None   # the calling test
+        verdict = plugin.check(case, where)
         if verdict.outcome in ("missing", "stale", "uncompared") and not currently_in_test_context():
             pytest.skip(f"{case.name}: {verdict.message}")
         return verdict
@@ -253,7 +295,7 @@ class CaseItem(pytest.Item):
 
     def runtest(self):
         plugin = _plugin(self.config)
-        verdict = plugin.check(self.case)
+        verdict = plugin.check(self.case, self.nodeid)
         if verdict.outcome in ("missing", "stale", "uncompared"):   # reported at the case file, not here
             raise pytest.skip.Exception(f"{self.case.name}: {verdict.message}", _use_item_location=True)
 

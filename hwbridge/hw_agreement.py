@@ -41,13 +41,13 @@ def refusal_reason(message: str) -> str:
 
 
 def evaluate(cases, store) -> list[dict]:
-    from tensix_diff.compare import NothingCompared, judge
-    from tensix_diff.triage import known_for, load_known, signature
+    from tensix_diff.assess import assess
+    from tensix_diff.triage import signature
 
     from .golden_backend import GoldenBackend
     from .replay import ReplayBackend
 
-    golden, replay, known = GoldenBackend(), ReplayBackend(store=store), load_known()
+    golden, replay = GoldenBackend(), ReplayBackend(store=store)
     rows = []
     for case in cases:
         g, r = golden.run(case), replay.run(case)
@@ -62,18 +62,14 @@ def evaluate(cases, store) -> list[dict]:
         elif g.status == "hang" and r.status == "hang":
             row["outcome"] = "hang-both"
         else:
-            try:
-                v = judge(g, r, ("golden", "device"))
-            except NothingCompared:
-                v = None
-            if v is not None and v.outcome == "matched":
-                row["outcome"] = "matched"
-            elif v is not None and v.outcome == "diverged":
-                sig = signature(case, v)
-                k = known_for(sig, known, "replay") if sig else None
-                row.update(outcome="known" if k else "diverged", signature=str(sig), detail=v.message[:300])
-            elif g.status != OK and r.status == OK:
-                row["outcome"], row["reason"] = "uncompared", f"golden {g.status}: {g.message[:120]}"
+            v = assess(case, g, r, ("golden", "device"), "replay")
+            if v.outcome in ("matched", "known"):
+                row["outcome"] = v.outcome
+                row.update({"known": list(v.known)} if v.known else {})
+            elif v.outcome == "diverged":
+                row.update(outcome="diverged", signature=str(signature(case, v)), detail=v.message[:300])
+            elif v.outcome == "uncompared":
+                row["outcome"], row["reason"] = "uncompared", f"{v.why}: {v.message[:120]}"
             else:
                 row["outcome"] = "other"
                 row["reason"] = f"golden {g.status}, device {r.status}"
@@ -108,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = evaluate(cases, Store(args.recordings))
     devices = Counter(r["device_kind"] for r in rows if r["device_kind"])
     print(f"{len(rows)} cases; recordings from: " + ", ".join(f"{d} ({n})" for d, n in devices.most_common()))
-    print("A case counts under every instruction class it uses; 'known' = listed in configs/known_divergences.yaml.")
+    print("A case counts under every instruction class it uses; 'known' = every difference explained by configs/known_divergences.yaml.")
     print("\n".join(table(rows)))
     sigs = Counter((r["outcome"], r["signature"]) for r in rows if r["outcome"] in ("diverged", "known"))
     for (outcome, sig), n in sigs.most_common():

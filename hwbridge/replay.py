@@ -4,15 +4,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from tensix_diff.case import Case
-from tensix_diff.store import Store
+from tensix_diff.store import Store, StoreError
 
-from .base import MISSING, STALE, Result
+from .base import MISSING, OK, STALE, Result
+from .observation import check_recorded
 
 
 class ReplayBackend:
     """``run(case)`` gives the recorded Result; ``missing`` when nothing was recorded for this case, ``stale``
     when the case's name was recorded from a different version of the case. A corrupt recording raises
-    ``StoreError`` naming the file."""
+    ``StoreError`` naming the file; so does an ``ok`` recording that lacks anything its platform observes
+    for the case (hwbridge.observation), which would otherwise "match" on what is left."""
 
     name = "replay"
 
@@ -22,7 +24,13 @@ class ReplayBackend:
     def run(self, case: Case) -> Result:
         look = self.store.lookup(case)
         if look.recording is not None:
-            return look.recording.result()
+            rec = look.recording
+            if rec.status == OK:
+                problems = check_recorded(case, rec.state, rec.provenance)
+                if problems:
+                    raise StoreError(f"{self.store.path(look.case_hash)}: corrupt recording of case '{case.name}':"
+                                     f" {problems[0]}")
+            return rec.result()
         where = f"in {self.store.root}"
         if look.status == STALE:
             return Result(STALE, message=(

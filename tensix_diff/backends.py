@@ -81,10 +81,8 @@ def run_case(backend, case):
 
 
 def judge_case(reference, test, case, names: tuple[str, str]):
-    """Run a case on both backends and judge (compare.judge); nothing in common to compare -> uncompared."""
-    from tensix_diff.compare import NothingCompared, Verdict, judge
+    """Run a case on both backends and assess the pair (tensix_diff.assess: registry, expected refusals,
+    observed effects); returns (verdict, the tested backend's Result)."""
+    from tensix_diff.assess import assess
     expected, actual = run_case(reference, case), run_case(test, case)
-    try:
-        return judge(expected, actual, names), actual
-    except NothingCompared as e:
-        return Verdict("uncompared", str(e), None, (expected.status, actual.status)), actual
+    return assess(case, expected, actual, names, names[1]), actual

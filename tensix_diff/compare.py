@@ -261,14 +261,18 @@ def compare(expected_state: dict, actual_state: dict) -> Comparison:
 # --- Results: statuses first, then states ---------------------------------------------------------
 
 MATCHED, DIVERGED, UNCOMPARED, DEVICE_FAILED = "matched", "diverged", "uncompared", "device-failed"
+KNOWN = "known"   # diverged, and every difference is explained by the known-divergence registry
 
 
 @dataclass
 class Verdict:
-    outcome: str                        # matched | diverged | missing | stale | uncompared | device-failed
+    outcome: str                        # matched | diverged | known | missing | stale | uncompared | device-failed
     message: str
     comparison: Comparison | None = None
     statuses: tuple[str, str] = (OK, OK)
+    why: str = ""                       # uncompared: the short reason the run's summary counts by
+    known: tuple[str, ...] = ()         # ids of the registry entries that explained differences
+    effects: int | None = None          # instructions whose effect reached compared state (when counted)
 
     @property
     def matched(self) -> bool:
@@ -281,15 +285,16 @@ class Verdict:
         return (("status",) + self.statuses,)
 
     def report(self, limit: int = 20) -> str:
-        if self.comparison is not None and self.outcome in (MATCHED, DIVERGED):
+        if self.comparison is not None and self.outcome in (MATCHED, DIVERGED, KNOWN):
             return self.comparison.report(limit)
         return self.message
 
 
 def judge(expected: Result, actual: Result, names: tuple[str, str] = ("expected", "actual")) -> Verdict:
-    """Compare two backend Results. Both ok: bit-exact state comparison. Equal golden-error statuses
-    (e.g. both hang) match. A device failure, missing or stale recording or refusal is reported as
-    such and never counts as agreement."""
+    """Compare two backend Results. Both ok: bit-exact state comparison. Both hang: matched (the hang is
+    what was observed). Both refusing (not-modelled, undefined) observed nothing: uncompared. A device
+    failure, missing or stale recording or refusal is reported as such and never counts as agreement.
+    (tensix_diff.assess adds the registry, expected refusals and observed-effect accounting on top.)"""
     en, an = names
     statuses = (expected.status, actual.status)
     for res, name in ((expected, en), (actual, an)):
@@ -304,11 +309,13 @@ def judge(expected: Result, actual: Result, names: tuple[str, str] = ("expected"
                            statuses)
         c = compare(expected.state, actual.state)
         return Verdict(MATCHED if c.matched else DIVERGED, c.summary(), c, statuses)
+    if expected.status == actual.status == "hang":
+        return Verdict(MATCHED, "both hang", None, statuses)
     if expected.status == actual.status and expected.status in GOLDEN_ERRORS:
-        return Verdict(MATCHED, f"both {expected.status}", None, statuses)
+        return Verdict(UNCOMPARED, f"both {expected.status}", None, statuses, why=f"both {expected.status}")
     if (expected.ok or actual.ok) and "hang" in statuses:
         return Verdict(DIVERGED, f"DIVERGED: {en} {expected.status}, {an} {actual.status}: "
                        + (expected.message or actual.message), None, statuses)
     bad = [(n, r) for n, r in ((en, expected), (an, actual)) if not r.ok]
     return Verdict(UNCOMPARED, "; ".join(f"{n}: {r.status}: {r.message}".rstrip(": ") for n, r in bad), None,
-                   statuses)
+                   statuses, why=" and ".join(f"{n} {r.status}" for n, r in bad))

@@ -4,7 +4,8 @@ Prints ``seed: S`` first (a fresh seed when none is given), runs every generated
 test and on golden, shows progress on stderr, prints each divergence, ends with the summary line
 ``N cases: M matched, D diverged, E errors`` and writes a JSON campaign report listing every divergence
 with its case seed (divergent cases are also written as YAML next to the report, ready for `minimize`).
-Exit status: 3 the device or simulator failed, else 1 a divergence, else 0; 2 for bad input.
+Exit status: 3 the device or simulator failed, else 1 a divergence, else 0; 2 for bad input or a campaign
+that compared nothing (e.g. replay of cases never recorded).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from generators.profiles import GOLDEN_ACCEPT, ProfileError, load_profile, profi
 from generators.program import NoInstructions
 from .backends import BACKENDS, BackendFailure, BackendUnavailable, get_backend, judge_case
 from .case import Case, case_hash, dump_case
-from .compare import DEVICE_FAILED, DIVERGED, MATCHED, Verdict
+from .compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
 from .report_html import campaign_html
 from .triage import CampaignTriage
 
@@ -121,6 +122,7 @@ def run(args) -> int:
     report_path = Path(args.report or f"out/fuzz-{seed}.json")
     every = args.progress_every or min(1000, max(10, args.count // 10))
     outcomes: Counter = Counter()
+    whys: Counter = Counter()
     statuses: Counter = Counter()
     divergences, errors = [], []
     triage = CampaignTriage(args.backend)   # groups divergences by signature (tensix_diff.triage)
@@ -136,14 +138,17 @@ def run(args) -> int:
                 outcomes[v.outcome] += 1
                 statuses[f"{names[0]}:{v.statuses[0]} {names[1]}:{v.statuses[1]}"] += 1
                 entry = {"index": index, "name": case.name, "case_seed": cs, "case_hash": case_hash(case)}
+                sig = triage.add(case, v)
+                if v.outcome == UNCOMPARED:
+                    whys[v.why or "other"] += 1
                 if v.outcome == DIVERGED:
                     divergences.append(_divergence(entry, v, case, report_path, args.limit))
-                    divergences[-1]["triage_signature"] = str(triage.add(case, v))
+                    divergences[-1]["triage_signature"] = str(sig)
                     print(f"FAIL {case.name} (case seed {cs}): {v.report(args.limit).splitlines()[0]}", flush=True)
                     if not args.quiet:
                         for line in v.report(args.limit).splitlines()[1:]:
                             print(f"    {line}")
-                elif v.outcome != MATCHED and len(errors) < ERRORS_LISTED:
+                elif v.outcome not in (MATCHED, KNOWN) and len(errors) < ERRORS_LISTED:
                     errors.append({**entry, "outcome": v.outcome, "statuses": list(v.statuses), "message": v.message})
             done += 1
             if done % every == 0 or done == args.count:
@@ -152,17 +157,20 @@ def run(args) -> int:
         raise _Fail(EXIT_USAGE, str(e)) from None
     except KeyboardInterrupt:
         print(f"fuzz: interrupted after {done} cases", file=sys.stderr)
-    matched, diverged = outcomes[MATCHED], outcomes[DIVERGED]
-    n_err = sum(outcomes.values()) - matched - diverged
+    matched, diverged, known = outcomes[MATCHED], outcomes[DIVERGED], outcomes[KNOWN]
+    n_err = sum(outcomes.values()) - matched - diverged - known
     summary = (f"{done} cases generated (not run)" if args.no_run
-               else f"{done} cases: {matched} matched, {diverged} diverged, {n_err} errors")
+               else f"{done} cases: {matched} matched, {diverged} diverged, {known} known, {n_err} errors"
+                    + (f" ({', '.join(f'{n} {k}' for k, n in sorted(outcomes.items()) if k not in (MATCHED, DIVERGED, KNOWN))})"
+                       if n_err else ""))
     report = {
         "tool": "tensix-diff fuzz", "seed": seed, "start": args.start, "count": done, "profile": p.name,
         "backend": args.backend, "against": args.against, "accept_golden": list(p.golden),
         "instructions": in_play, "skipped": {k: v for k, v in availability_report(p).items() if v != "ok"},
         "started": started.isoformat(timespec="seconds"), "elapsed_s": round(time.monotonic() - t0, 3),
-        "summary": {"cases": done, "matched": matched, "diverged": diverged, "errors": n_err, "run": not args.no_run},
-        "outcomes": dict(outcomes), "statuses": dict(statuses),
+        "summary": {"cases": done, "matched": matched, "diverged": diverged, "known": known, "errors": n_err,
+                    "run": not args.no_run},
+        "outcomes": dict(outcomes), "uncompared": dict(whys), "statuses": dict(statuses),
         "divergences": divergences, "errors": errors, "errors_listed": len(errors),
         "regenerate": f"tensix-diff fuzz --seed {seed} --start I --count 1 --profile {p.name}"
                       + (f" --accept-golden {','.join(p.golden)}" if args.accept_golden else "") + " --write-cases DIR",
@@ -174,10 +182,20 @@ def run(args) -> int:
     if diverged:
         print("\n".join(report["triage"]["lines"]))
     print(summary)
+    if whys:
+        print("uncompared: " + ", ".join(f"{n} {why}" for why, n in whys.most_common()))
     print(f"report: {report_path} (and {report_path.with_suffix('.html').name})")
     if outcomes[DEVICE_FAILED]:
         return EXIT_DEVICE
-    return EXIT_DIVERGED if diverged else EXIT_OK
+    if diverged:
+        return EXIT_DIVERGED
+    if not args.no_run and done and not (matched or known):
+        print(f"fuzz: nothing was compared ({', '.join(f'{n} {k}' for k, n in sorted(outcomes.items()))})"
+              + ("; replay answers only recorded cases: use a recorded profile and seed (tests/fuzz_corpus"
+                 " names them, e.g. --profile default --seed 2026)" if args.backend == "replay" else ""),
+              file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
 
 
 def _divergence(entry: dict, v: Verdict, case: Case, report_path: Path, limit: int) -> dict:

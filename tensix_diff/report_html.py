@@ -125,16 +125,16 @@ def campaign_html(report: dict, divergent=()) -> str:
     head = [f"seed {report.get('seed')}  profile {report.get('profile')}  {report.get('backend')} against "
             f"{report.get('against')}",
             f"{s.get('cases', 0)} cases: {s.get('matched', 0)} matched, {s.get('diverged', 0)} diverged, "
+            f"{s.get('known', 0)} known, "
             f"{s.get('errors', 0)} errors in {report.get('elapsed_s', 0)} s",
             f"regenerate one case: {report.get('regenerate', '')}"]
     sections = [("Campaign", pre(head))]
     tri = report.get("triage")
     if tri:
-        rows = [(g["count"], g["signature"], g["smallest"], g["smallest_instructions"], g["known"] or "NEW")
-                for g in tri["groups"]]
-        body = table(("count", "signature", "smallest example", "instructions", "known?"), rows,
-                     ["known" if g["known"] else "" for g in tri["groups"]])
-        body += pre(f"known divergence no longer reproduces: {k['signature']} (case {k['case']})"
+        rows = [(g["count"], g["signature"], g["smallest"], g["smallest_instructions"]) for g in tri["groups"]]
+        body = table(("count", "signature", "smallest example", "instructions"), rows, ["" for _ in rows])
+        body += pre([f"{tri.get('known', 0)} case(s) fully explained by the known-divergence registry"])
+        body += pre(f"known divergence no longer reproduces: {k['id']} (case {k['case']})"
                     for k in tri["stale_known"]) if tri["stale_known"] else ""
         sections.append(("Divergences by signature", body))
     figs = []

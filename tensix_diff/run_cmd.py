@@ -15,12 +15,12 @@ from hwbridge.base import DEVICE_ERROR, MISSING, OK, STALE, Result
 
 from .backends import BACKENDS, BackendFailure, judge_case, open_backend, run_case
 from .case import load_cases
-from .compare import DEVICE_FAILED, DIVERGED, MATCHED, Verdict
+from .compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
+from .effects import observed_effects
 from . import triage
 from .store import ENV_ROOT
 
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 3
-KNOWN = "known"   # a divergence configs/known_divergences.yaml lists: reported XFAIL, not a failure
 SOLO_FINE = (OK, "hang")   # a single backend's outcomes that are answers, not failures to answer
 
 
@@ -80,6 +80,7 @@ def run(args) -> int:
     test = open_backend(args.backend, recordings=args.recordings, simulator=args.simulator)
     ref = None if solo else open_backend(args.against, recordings=args.recordings, simulator=args.simulator)
     outcomes: Counter = Counter()
+    whys: Counter = Counter()
     stale: list[str] = []
     dumped = args.dump is None
     for case in cases:
@@ -93,19 +94,25 @@ def run(args) -> int:
                 raise BackendFailure(EXIT_USAGE, f"--dump: {args.backend} observed no state for {case.name}: {verdict.message}")
             write_dump(args.dump, actual.state)
             dumped = True
-        known = triage.known_reason(case, verdict, args.backend) if verdict.outcome == DIVERGED else None
         stale += [] if solo else triage.stale_known(case, verdict, args.backend)
-        outcomes[KNOWN if known else verdict.outcome] += 1
+        outcomes[verdict.outcome] += 1
+        if verdict.outcome == UNCOMPARED:
+            whys[verdict.why or "other"] += 1
         if not args.quiet or verdict.outcome not in (MATCHED, "ran"):
-            label = {MATCHED: "ok", "ran": "ok", DIVERGED: "XFAIL" if known else "FAIL"}.get(
+            label = {MATCHED: "ok", "ran": "ok", DIVERGED: "FAIL", KNOWN: "XFAIL"}.get(
                 verdict.outcome, verdict.outcome.upper())
-            full = verdict.comparison is not None and verdict.outcome != MATCHED
+            full = verdict.comparison is not None and verdict.outcome in (DIVERGED, KNOWN)
             body = verdict.report(args.limit).splitlines() if full else [verdict.message]
+            if verdict.outcome == MATCHED and verdict.comparison is not None:
+                eff = observed_effects(case, verdict.comparison.regions)
+                body[0] += f"; {eff.count} of {eff.total} instructions with an observed effect"
             print(f"{label} {case.name}: {body[0]}")
-            for line in body[1:] + ([known] if known else []):
+            for line in body[1:] + ([verdict.message] if verdict.outcome == KNOWN else []):
                 print(f"    {line}")
     for line in stale:
         print(line)
     pair = args.backend if solo else f"{args.backend} vs {args.against}"
     print(f"{len(cases)} cases ({pair}): " + ", ".join(f"{n} {k}" for k, n in sorted(outcomes.items())))
+    if whys:
+        print("uncompared: " + ", ".join(f"{n} {why}" for why, n in whys.most_common()))
     return _exit_code(outcomes)

@@ -312,6 +312,7 @@ class Store:
             prov = _check_provenance(doc["provenance"])
             state = None if doc["state"] is None else decode_state(doc["state"])
             _need(bool(state) or doc["status"] != OK, "status ok without an observed state")
+            _need(state is None or doc["status"] == OK, f"status {doc['status']} with an observed state")
         except _Bad as e:
             raise StoreError(f"{p}: corrupt recording: {e}") from None
         if is_golden(prov):

@@ -7,13 +7,9 @@ to show one bug; the minimiser keeps a case's signature while it shrinks it so i
 """
 from __future__ import annotations
 
-import fnmatch
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
-
-import yaml
 
 from golden.core import Tensix
 from golden.errors import GoldenError
@@ -21,14 +17,10 @@ from golden.state import TensixState
 from hwbridge.base import Result
 from hwbridge.golden_backend import apply_init
 from tensix_diff.case import Case
-from tensix_diff.compare import DIVERGED, Comparison, Verdict, judge
+from tensix_diff.compare import DIVERGED, KNOWN, MATCHED, Comparison, Verdict, judge
+from tensix_diff.known import KnownEntry, load_known
 
-KNOWN_PATH = Path(__file__).resolve().parent.parent / "configs" / "known_divergences.yaml"
-KNOWN_ENV = "TENSIX_DIFF_KNOWN"   # another known-divergences file (lab set-ups, tests)
-
-
-def known_file() -> Path:
-    return Path(os.environ.get(KNOWN_ENV) or KNOWN_PATH)
+COMPARED = (MATCHED, DIVERGED, KNOWN)
 
 # Regions in the order a fault usually propagates: counters first, then the data they address.
 REGION_ORDER = ("rwc", "adc", "gpr", "config", "dest_valid", "dest", "l1")
@@ -170,60 +162,25 @@ class Divergence:
 
 
 @dataclass
-class KnownEntry:
-    signature: str            # a signature, or an fnmatch pattern over its text ("rwc.srcb* @*")
-    reason: str
-    case: str | None = None   # a corpus case that shows it: checked for still reproducing
-    backend: str | None = None
-
-    def matches(self, sig: Signature) -> bool:
-        return fnmatch.fnmatchcase(str(sig), self.signature)
-
-
-@dataclass
 class Group:
     signature: Signature
     count: int
     smallest: Divergence
-    known: KnownEntry | None = None
     names: list[str] = field(default_factory=list)
 
     def line(self) -> str:
-        tag = f"  KNOWN (xfail): {self.known.reason}" if self.known else ""
         return (f"{self.count:5d} x {self.signature}  smallest: {self.smallest.case.name} "
-                f"({self.smallest.case.instruction_count} instructions){tag}")
+                f"({self.smallest.case.instruction_count} instructions)")
 
 
-def load_known(path: str | Path | None = None) -> list[KnownEntry]:
-    """configs/known_divergences.yaml (or $TENSIX_DIFF_KNOWN): a list of {signature, reason, case?, backend?}
-    (or the same list under 'known:')."""
-    p = Path(path) if path is not None else known_file()
-    if not p.exists():
-        return []
-    raw = yaml.safe_load(p.read_text()) or []
-    if isinstance(raw, dict):
-        raw = raw.get("known") or []
-    out = []
-    for i, e in enumerate(raw):
-        if not isinstance(e, dict) or "signature" not in e or "reason" not in e:
-            raise ValueError(f"{p}: entry {i} needs 'signature' and 'reason'")
-        out.append(KnownEntry(str(e["signature"]), str(e["reason"]), e.get("case"), e.get("backend")))
-    return out
-
-
-def known_for(sig: Signature, known: Iterable[KnownEntry], backend: str | None = None) -> KnownEntry | None:
-    return next((k for k in known if k.matches(sig) and k.backend in (None, backend)), None)
-
-
-def group(divergences: Iterable[Divergence], known: Iterable[KnownEntry] = (),
-          backend: str | None = None) -> list[Group]:
-    """One group per distinct signature, most frequent first, each with its smallest example."""
-    known = list(known)
+def group(divergences: Iterable[Divergence]) -> list[Group]:
+    """One group per distinct signature, most frequent first, each with its smallest example. Only
+    divergences the registry did not explain come here (tensix_diff.assess decides that per difference)."""
     groups: dict[Signature, Group] = {}
     for d in divergences:
         g = groups.get(d.signature)
         if g is None:
-            groups[d.signature] = Group(d.signature, 1, d, known_for(d.signature, known, backend), [d.case.name])
+            groups[d.signature] = Group(d.signature, 1, d, [d.case.name])
             continue
         g.count += 1
         g.names.append(d.case.name)
@@ -232,57 +189,71 @@ def group(divergences: Iterable[Divergence], known: Iterable[KnownEntry] = (),
     return sorted(groups.values(), key=lambda g: (-g.count, str(g.signature)))
 
 
-def no_longer_reproducing(known: Iterable[KnownEntry], seen: dict[str, Signature | None],
+def no_longer_reproducing(known: Iterable[KnownEntry], seen: dict[str, Verdict],
                           backend: str | None = None) -> list[KnownEntry]:
-    """Known entries naming a case that ran (``seen``: case name -> its signature, None if it matched)
-    whose divergence did not show up."""
+    """Known entries naming a case (``case:``) that was compared in this run (``seen``: case name -> its
+    assessed verdict) without that entry explaining a difference. A case that was not compared (missing
+    recording, refused) says nothing either way."""
     out = []
     for k in known:
-        if k.case in seen and k.backend in (None, backend):
-            sig = seen[k.case]
-            if sig is None or not k.matches(sig):
-                out.append(k)
+        v = seen.get(k.case) if k.case else None
+        if v is not None and k.backend in (None, backend) and v.outcome in COMPARED and k.id not in v.known:
+            out.append(k)
     return out
 
 
-def summary_lines(groups: list[Group], stale: list[KnownEntry] = ()) -> list[str]:
+def unused_entries(known: Iterable[KnownEntry], used: set[str]) -> list[KnownEntry]:
+    """Registry entries that explained nothing in a run (reported, so dead entries do not pile up)."""
+    return [k for k in known if k.id not in used]
+
+
+def stale_line(k: KnownEntry) -> str:
+    return f"known divergence no longer reproduces: {k.id} (case {k.case}): {k.reason}"
+
+
+def summary_lines(groups: list[Group], stale: list[KnownEntry] = (), known_count: int = 0) -> list[str]:
     """The triage block of a campaign or corpus run: one line per signature, then stale known entries."""
-    new = sum(g.count for g in groups if not g.known)
-    lines = [f"divergences: {sum(g.count for g in groups)} in {len(groups)} signature(s), {new} not known"]
+    lines = [f"divergences: {sum(g.count for g in groups)} in {len(groups)} signature(s) not explained by the"
+             f" registry; {known_count} case(s) fully explained (known)"]
     lines += [g.line() for g in groups]
-    lines += [f"known divergence no longer reproduces: {k.signature} (case {k.case}): {k.reason}" for k in stale]
+    lines += [stale_line(k) for k in stale]
     return lines
 
 
-def triage_report(divergences: Iterable[Divergence], seen: dict[str, Signature | None] | None = None,
-                  backend: str | None = None, known_path: str | Path | None = None) -> dict:
+def triage_report(divergences: Iterable[Divergence], seen: dict[str, Verdict] | None = None,
+                  backend: str | None = None, known_path: str | Path | None = None, known_count: int = 0) -> dict:
     """The one call a campaign makes: groups, stale known entries and printable lines, as plain data."""
     known = load_known(known_path)
-    groups = group(divergences, known, backend)
+    groups = group(divergences)
     stale = no_longer_reproducing(known, seen or {}, backend)
     return {
         "groups": [{"signature": str(g.signature), "count": g.count, "smallest": g.smallest.case.name,
-                    "smallest_instructions": g.smallest.case.instruction_count, "cases": g.names,
-                    "known": g.known.reason if g.known else None} for g in groups],
-        "stale_known": [{"signature": k.signature, "case": k.case, "reason": k.reason} for k in stale],
-        "new": sum(g.count for g in groups if not g.known),
-        "lines": summary_lines(groups, stale),
+                    "smallest_instructions": g.smallest.case.instruction_count, "cases": g.names}
+                   for g in groups],
+        "stale_known": [{"id": k.id, "case": k.case, "reason": k.reason} for k in stale],
+        "new": sum(g.count for g in groups),
+        "known": known_count,
+        "lines": summary_lines(groups, stale, known_count),
     }
 
 
 # --- the calls a campaign or a test run makes -----------------------------------------------------------
 
 class CampaignTriage:
-    """Collects a campaign's divergences as they happen: ``add(case, verdict)`` for each compare.judge
-    verdict that diverged; ``report()`` groups them by signature. The first ``keep`` (case, verdict) pairs
-    are kept for pictures (``examples``); the rest only as signatures."""
+    """Collects a campaign's verdicts as they happen: ``add(case, verdict)`` for each assessed verdict;
+    divergences are grouped by signature, known ones counted. The first ``keep`` (case, verdict) pairs
+    of divergences are kept for pictures (``examples``); the rest only as signatures."""
 
     def __init__(self, backend: str | None = None, keep: int = 50, known_path: str | Path | None = None):
         self.backend, self.keep, self.known_path = backend, keep, known_path
         self.divergences: list[Divergence] = []
         self.examples: list[tuple[Case, Verdict]] = []
+        self.known = 0
+        self.seen: dict[str, Verdict] = {}
 
     def add(self, case: Case, verdict: Verdict) -> Signature | None:
+        self.seen[case.name] = verdict
+        self.known += verdict.outcome == KNOWN
         sig = signature(case, verdict)
         if sig is not None:
             self.divergences.append(Divergence(case, sig, verdict.message))
@@ -291,22 +262,12 @@ class CampaignTriage:
         return sig
 
     def report(self) -> dict:
-        return triage_report(self.divergences, backend=self.backend, known_path=self.known_path)
-
-
-def known_reason(case: Case, verdict: Verdict, backend: str | None = None,
-                 known_path: str | Path | None = None) -> str | None:
-    """If this divergence is a known one, the text to xfail it with; else None."""
-    sig = signature(case, verdict)
-    entry = known_for(sig, load_known(known_path), backend) if sig is not None else None
-    return f"known divergence {sig}: {entry.reason}" if entry else None
+        return triage_report(self.divergences, self.seen, self.backend, self.known_path, self.known)
 
 
 def stale_known(case: Case, verdict: Verdict, backend: str | None = None,
                 known_path: str | Path | None = None) -> list[str]:
-    """Known entries naming this case whose divergence it no longer shows, as report lines."""
+    """Known entries naming this case whose divergence it no longer shows, as report lines (only when the
+    case was compared)."""
     entries = [k for k in load_known(known_path) if k.case == case.name]
-    if not entries:
-        return []
-    return [f"known divergence no longer reproduces: {k.signature} (case {k.case}): {k.reason}"
-            for k in no_longer_reproducing(entries, {case.name: signature(case, verdict)}, backend)]
+    return [stale_line(k) for k in no_longer_reproducing(entries, {case.name: verdict}, backend)]

@@ -75,7 +75,7 @@ class FixtureDevice:
     def run(self, case):
         self.runs += 1
         r = self.golden.run(case)
-        r.provenance = {"device": FIXTURE_DEVICE}
+        r.provenance = {"device": FIXTURE_DEVICE, "platform": "ttsim"}   # holds all that ttsim observes
         if self.store is not None:
             self.store.record(case, r, "all")
         return r

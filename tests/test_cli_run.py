@@ -23,7 +23,7 @@ init:
   dest: [{{row: 3, values: [0x7f, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]}}]
   l1: [{{addr: 0x20000, hex: "00112233"}}]
 """
-DEVICE = {"device": "ttsim 1.10.0", "exalens": "0.4.2", "umd": "0.9.14", "core": "0,0"}
+DEVICE = {"device": "ttsim 1.10.0", "platform": "ttsim", "exalens": "0.4.2", "umd": "0.9.14", "core": "0,0"}
 
 
 @pytest.fixture
@@ -162,7 +162,16 @@ def test_uncomparable_case_exit_2(project, capsys, monkeypatch):
     real = backends.get_backend
     monkeypatch.setattr(backends, "get_backend", lambda n, **kw: _Unmodelled() if n == "golden" else real(n, **kw))
     code, out, _ = main(capsys, "run", project / "cases" / "run-a.yaml", "--recordings", rec)
-    assert code == 2 and "UNCOMPARED run-a: golden: not-modelled: FOO is not modelled" in out
+    # golden refusing what the device ran is a failure (a model gap a regression could hide behind) ...
+    assert code == 1 and "FAIL run-a: DIVERGED: golden not-modelled on a case replay ran: FOO is not modelled" in out
+    # ... unless configs/expected_refusals.yaml expects it: then uncompared, and nothing compared -> exit 2
+    refusals = project / "refusals.yaml"
+    refusals.write_text("expected:\n  - id: foo\n    reason: FOO is out of scope\n    status: not-modelled\n"
+                        "    message: 'FOO is not modelled'\n")
+    monkeypatch.setenv("TENSIX_DIFF_REFUSALS", str(refusals))
+    code, out, _ = main(capsys, "run", project / "cases" / "run-a.yaml", "--recordings", rec)
+    assert code == 2 and "UNCOMPARED run-a: golden not-modelled (expected: foo: FOO is out of scope)" in out
+    assert "uncompared: 1 expected golden refusal foo" in out
 
 
 def test_usage_errors_exit_2(capsys):

@@ -19,7 +19,7 @@ from tensix_diff.case import Case, Init, case_hash
 from tensix_diff.compare import NothingCompared, compare
 from tensix_diff.store import PROVENANCE_KEYS, Recording, Store, StoreError
 
-DEVICE = {"device": "ttsim 1.10.0", "exalens": "0.4.2", "umd": "0.9.14", "core": "1,2"}
+DEVICE = {"device": "ttsim 1.10.0", "platform": "ttsim", "exalens": "0.4.2", "umd": "0.9.14", "core": "1,2"}
 
 
 def make_case(name="store-case", bitmask=15, rows=4) -> Case:

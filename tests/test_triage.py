@@ -1,4 +1,5 @@
-"""Divergence signatures, grouping by signature, known-divergence matching."""
+"""Divergence signatures, grouping by signature, stale known-divergence entries (the registry itself:
+test_known.py)."""
 from __future__ import annotations
 
 import copy
@@ -10,8 +11,10 @@ from hwbridge.base import OK, Result
 from hwbridge.golden_backend import GoldenBackend
 from planted_bug import SECTION, planted_addrmod_bug, planted_golden
 from tensix_diff.case import Case, Init
-from tensix_diff.triage import (Divergence, Signature, classify, group, load_known, no_longer_reproducing,
-                                same_divergence, triage_report)
+from tensix_diff.compare import Verdict
+from tensix_diff.known import load_known
+from tensix_diff.triage import (CampaignTriage, Divergence, Signature, classify, group, no_longer_reproducing,
+                                same_divergence, stale_known, triage_report)
 
 AB = 12
 
@@ -26,7 +29,7 @@ def device_result(case: Case, edit=None) -> Result:
     state = copy.deepcopy(r.state)
     if edit:
         edit(state)
-    return Result(OK, state, provenance={"device": "test-fixture"})
+    return Result(OK, state, provenance={"device": "test-fixture", "platform": "ttsim"})
 
 
 def sig_of(case: Case, model: Result, edit=None) -> Signature | None:
@@ -99,55 +102,37 @@ def test_grouping_counts_signatures_and_keeps_the_smallest_example(tmp_path):
     assert groups[0].line().startswith("    3 x rwc.srcb @MATH  smallest: c2 (3 instructions)")
 
 
-def test_known_divergences_match_by_signature_and_stale_ones_are_reported(tmp_path):
+def test_stale_known_entries_are_reported_only_for_cases_that_were_compared(planted, tmp_path):
     known = tmp_path / "known.yaml"
-    known.write_text(
-        "- signature: 'gpr @*'\n  reason: ttsim does not model X\n  case: scalar-x\n"
-        "- signature: 'rwc.fidelity @MATH'\n  reason: fidelity phase wrap\n  case: fidelity-wrap\n  backend: hw\n")
+    known.write_text("- id: srcb-plant\n  reason: planted for this test\n  case: gone\n"
+                     "  explains: [{fields: ['rwc.*.srcb'], when: {pairs: [[0, 1]]}}]\n")
     entries = load_known(known)
-    divs = [_div("c1", 2, "rwc.srcb @MATH"), _div("c3", 5, "gpr @THCON")]
-    rep = triage_report(divs, seen={"scalar-x": Signature.parse("gpr @THCON"), "fidelity-wrap": None},
-                        backend="hw", known_path=known)
-    assert rep["new"] == 1
-    by_sig = {g["signature"]: g for g in rep["groups"]}
-    assert by_sig["gpr @THCON"]["known"] == "ttsim does not model X" and by_sig["rwc.srcb @MATH"]["known"] is None
-    assert [k["case"] for k in rep["stale_known"]] == ["fidelity-wrap"]
-    assert any("KNOWN (xfail): ttsim does not model X" in line for line in rep["lines"])
-    assert any(line.startswith("known divergence no longer reproduces: rwc.fidelity @MATH") for line in rep["lines"])
-    # an entry for another backend neither matches nor goes stale
-    assert no_longer_reproducing(entries, {"fidelity-wrap": None}, backend="replay") == []
+    gone = Case("gone", "", {0: asm("ZEROACC clear_mode=0 addr_mode=0 where=0")})
+    verdict, _ = classify(gone, device_result(gone), planted.run(gone))
+    assert verdict.outcome == "matched"
+    assert [k.id for k in no_longer_reproducing(entries, {"gone": verdict}, "replay")] == ["srcb-plant"]
+    assert stale_known(gone, verdict, "replay", known) == [
+        "known divergence no longer reproduces: srcb-plant (case gone): planted for this test"]
+    missing = Verdict("missing", "no recording")
+    assert stale_known(gone, missing, "replay", known) == []        # not compared: says nothing
+    rep = triage_report([], seen={"gone": verdict}, backend="replay", known_path=known)
+    assert [k["id"] for k in rep["stale_known"]] == ["srcb-plant"]
 
 
-def test_a_malformed_known_divergences_file_is_one_clear_error(tmp_path):
-    bad = tmp_path / "known.yaml"
-    bad.write_text("- signature: 'gpr @*'\n")
-    with pytest.raises(ValueError, match="entry 0 needs 'signature' and 'reason'"):
-        load_known(bad)
-    assert load_known(tmp_path / "absent.yaml") == []
-
-
-def test_campaign_triage_and_the_test_run_hooks(planted, tmp_path):
+def test_campaign_triage_groups_divergences_and_counts_known_ones(planted, tmp_path):
     from tensix_diff.report_html import campaign_html
-    from tensix_diff.triage import CampaignTriage, known_reason, stale_known
-    known = tmp_path / "known.yaml"
-    known.write_text("- signature: 'rwc.srcb @MATH'\n  reason: planted for this test\n  case: gone\n")
     cases = [Case(f"k{i}", "", {0: asm(*[f"ZEROACC clear_mode=0 addr_mode={SECTION} where={i}"] * (i + 1))},
                   Init(thread_config={0: {AB + SECTION: 0x0100}})) for i in range(3)]
-    tri = CampaignTriage("replay", keep=2, known_path=known)
+    tri = CampaignTriage("replay", keep=2)
     for c in cases:
         verdict, _ = classify(c, device_result(c), planted.run(c))
         assert str(tri.add(c, verdict)) == "rwc.srcb @MATH"
-        assert known_reason(c, verdict, "replay", known) == "known divergence rwc.srcb @MATH: planted for this test"
+    tri.add(cases[0], Verdict("known", "explained", known=("x",)))
     rep = tri.report()
-    assert [(g["count"], g["smallest"], g["known"]) for g in rep["groups"]] == [(3, "k0", "planted for this test")]
-    assert rep["new"] == 0 and len(tri.examples) == 2
+    assert [(g["count"], g["smallest"]) for g in rep["groups"]] == [(3, "k0")]
+    assert rep["new"] == 3 and rep["known"] == 1 and len(tri.examples) == 2
     page = campaign_html({"seed": 7, "summary": {"cases": 3, "diverged": 3}, "triage": rep}, tri.examples)
-    assert "planted for this test" in page and "<h3>k1</h3>" in page and "<h3>k2</h3>" not in page
-    gone = Case("gone", "", {0: asm("ZEROACC clear_mode=0 addr_mode=0 where=0")})
-    verdict, _ = classify(gone, device_result(gone), planted.run(gone))
-    assert stale_known(gone, verdict, "replay", known) == [
-        "known divergence no longer reproduces: rwc.srcb @MATH (case gone): planted for this test"]
-    assert stale_known(cases[0], verdict, "replay", known) == []
+    assert "<h3>k1</h3>" in page and "<h3>k2</h3>" not in page and "1 case(s) fully explained" in page
 
 
 def test_the_campaign_page_draws_a_dest_difference_from_the_comparison():
@@ -185,17 +170,24 @@ def test_pytest_xfails_known_divergences_and_reports_stale_ones(tmp_path):
         (corpus / f"{name}.yaml").write_text(dump_case(case))
         store.put(Recording.from_result(case, device_result(case, edit)))
     known = tmp_path / "known.yaml"
-    known.write_text("- signature: 'gpr @THCON'\n  reason: planted for the plugin test\n  case: odd-gpr\n"
-                     "- signature: 'rwc.* @*'\n  reason: was fixed\n  case: fixed-now\n")
+    known.write_text("- id: odd-gpr9\n  reason: planted for the plugin test\n  case: odd-gpr\n"
+                     "  explains: [{fields: ['gpr.0.9'], when: {pairs: [[0, 1]]}}]\n"
+                     "- id: fixed\n  reason: was fixed\n  case: fixed-now\n"
+                     "  explains: [{fields: ['rwc.*'], when: {low_bits_agree: 4}}]\n"
+                     "- id: never-used\n  reason: explains nothing\n"
+                     "  explains: [{fields: ['l1.*'], when: {low_bits_agree: 4}}]\n")
     env = {**os.environ, "TENSIX_DIFF_KNOWN": str(known), "PYTHONPATH": str(root)}
+    env.pop("CI", None)
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rx", "--backend=replay",
                            f"--recordings={tmp_path / 'recordings'}"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
     out = proc.stdout
     assert proc.returncode == 0, out + proc.stderr
-    assert "1 passed, 1 xfailed" in out and "known divergence gpr @THCON: planted for the plugin test" in out
-    assert "known divergence no longer reproduces: rwc.* @* (case fixed-now): was fixed" in out
-    assert "2 cases compared, 1 matched, 0 diverged" in out and "1 known" in out
+    assert "1 passed, 1 xfailed" in out and "known divergence odd-gpr9: planted for the plugin test" in out
+    assert "known divergence no longer reproduces: fixed (case fixed-now): was fixed" in out
+    assert "2 cases compared, 1 matched, 0 diverged, 1 known" in out
+    assert "known-divergence entry never-used explained no difference in this run" in out
+    assert "known-divergence entry odd-gpr9" not in out
 
 
 def test_run_reports_known_divergences_as_xfail_and_does_not_fail_on_them(tmp_path, monkeypatch, capsys):
@@ -211,14 +203,19 @@ def test_run_reports_known_divergences_as_xfail_and_does_not_fail_on_them(tmp_pa
         paths[-1].write_text(dump_case(case))
         store.put(Recording.from_result(case, device_result(case, edit)))
     known = tmp_path / "known.yaml"
-    known.write_text("- signature: 'gpr @THCON'\n  reason: listed\n  case: odd-gpr\n"
-                     "- signature: 'rwc.* @*'\n  reason: was fixed\n  case: fixed-now\n")
+    known.write_text("- id: odd-gpr9\n  reason: listed\n  case: odd-gpr\n"
+                     "  explains: [{fields: ['gpr.0.9'], when: {pairs: [[0, 1]]}}]\n"
+                     "- id: fixed\n  reason: was fixed\n  case: fixed-now\n"
+                     "  explains: [{fields: ['rwc.*'], when: {low_bits_agree: 4}}]\n")
     monkeypatch.setenv("TENSIX_DIFF_KNOWN", str(known))
     args = ["run", *map(str, paths), "--backend", "replay", "--recordings", str(tmp_path / "rec")]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "XFAIL odd-gpr: DIVERGED" in out and "    known divergence gpr @THCON: listed" in out
-    assert "known divergence no longer reproduces: rwc.* @* (case fixed-now): was fixed" in out
+    assert "XFAIL odd-gpr: DIVERGED" in out and "    known divergence odd-gpr9: listed" in out
+    assert "known divergence no longer reproduces: fixed (case fixed-now): was fixed" in out
     assert "2 cases (replay vs golden): 1 known, 1 matched" in out
+    known.write_text("- id: odd-gpr9\n  reason: another value\n"
+                     "  explains: [{fields: ['gpr.0.9'], when: {pairs: [[0, 2]]}}]\n")
+    assert main(args) == 1                               # the predicate does not hold: a divergence again
     known.write_text("[]\n")
     assert main(args) == 1                               # not listed: a divergence again

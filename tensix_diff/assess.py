@@ -1,0 +1,106 @@
+"""The one verdict every command and test gives a case: compare.judge, then what the verdict may claim.
+
+- A divergence is ``known`` only when the registry (tensix_diff.known) explains every difference; the
+  differences it does not explain stay a divergence and are reported alone.
+- Golden refusing (not-modelled, undefined) a case the device ran is a divergence of statuses unless
+  configs/expected_refusals.yaml expects it (then uncompared, with that entry's reason).
+- A match in which no instruction's effect reached the compared state observed nothing the case did:
+  uncompared, "nothing the case does is observable" (tensix_diff.effects).
+- Uncompared verdicts carry a short ``why`` that run summaries count by.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+
+from hwbridge.base import OK, REFUSED, Result
+
+from .case import Case
+from .compare import DIVERGED, KNOWN, MATCHED, UNCOMPARED, Comparison, NothingCompared, Verdict, judge
+from .effects import any_observed
+from .known import KnownEntry, explain_diffs, explain_statuses, known_file, load_known
+from .refusals import REFUSAL_STATUSES, ExpectedRefusal, expected_refusal, load_refusals, refusals_file
+
+NOTHING_OBSERVABLE = "nothing the case does is observable"
+
+
+@lru_cache(maxsize=8)
+def _cached_known(path: str, mtime: float) -> tuple[KnownEntry, ...]:
+    return tuple(load_known(path))
+
+
+@lru_cache(maxsize=8)
+def _cached_refusals(path: str, mtime: float) -> tuple[ExpectedRefusal, ...]:
+    return tuple(load_refusals(path))
+
+
+def _mtime(p: Path) -> float:
+    try:
+        return os.stat(p).st_mtime
+    except OSError:
+        return -1.0
+
+
+def registry() -> tuple[KnownEntry, ...]:
+    p = known_file()
+    return _cached_known(str(p), _mtime(p))
+
+
+def refusals() -> tuple[ExpectedRefusal, ...]:
+    p = refusals_file()
+    return _cached_refusals(str(p), _mtime(p))
+
+
+def assess(case: Case, expected: Result, actual: Result, names: tuple[str, str] = ("golden", "device"),
+           backend: str | None = None, *, known=None, expected_refusals=None, effects: bool = True) -> Verdict:
+    """Judge ``actual`` against ``expected`` (one of them is usually golden, named so in ``names``)."""
+    known = registry() if known is None else known
+    expected_refusals = refusals() if expected_refusals is None else expected_refusals
+    try:
+        v = judge(expected, actual, names)
+    except NothingCompared as e:
+        return Verdict(UNCOMPARED, str(e), None, (expected.status, actual.status), why="no region in common")
+    g = names.index("golden") if "golden" in names else None
+    if v.outcome == DIVERGED:
+        return _explain(case, v, backend, known, g)
+    if v.outcome == UNCOMPARED and g is not None:
+        return _refusal(case, v, (expected, actual)[g], (expected, actual)[1 - g], names[1 - g], expected_refusals)
+    if v.outcome == MATCHED and v.comparison is not None and effects and not any_observed(case, v.comparison.regions):
+        return replace(v, outcome=UNCOMPARED, why=NOTHING_OBSERVABLE,
+                       message=f"{NOTHING_OBSERVABLE} ({v.comparison.compared} items compared,"
+                               f" {case.instruction_count} instruction(s), none with an observed effect)")
+    return v
+
+
+def _explain(case: Case, v: Verdict, backend: str | None, known, g: int | None) -> Verdict:
+    if v.comparison is None:   # statuses differ (one side hangs)
+        if g is None:
+            return v
+        entry = explain_statuses(v.statuses[g], v.statuses[1 - g], case.name, backend, known)
+        if entry is None:
+            return v
+        return replace(v, outcome=KNOWN, known=(entry.id,), message=f"known divergence {entry.id}: {entry.reason}")
+    ex = explain_diffs(v.comparison.diffs, case.name, backend, known)
+    if ex.complete:
+        return replace(v, outcome=KNOWN, known=tuple(e.id for e in ex.entries), message=ex.text())
+    if not ex.entries:
+        return v
+    rest = Comparison(v.comparison.compared, ex.unexplained, v.comparison.regions, v.comparison.unobserved)
+    return replace(v, comparison=rest, known=tuple(e.id for e in ex.entries),
+                   message=f"{rest.summary()}; {ex.explained} more explained by {', '.join(e.id for e in ex.entries)}")
+
+
+def _refusal(case: Case, v: Verdict, golden: Result, device: Result, device_name: str, entries) -> Verdict:
+    if golden.status in REFUSAL_STATUSES and device.status == OK:
+        entry = expected_refusal(case.name, golden.status, golden.message, entries)
+        if entry is not None:
+            return replace(v, why=f"expected golden refusal {entry.id}",
+                           message=f"golden {golden.status} (expected: {entry.id}: {entry.reason}): {golden.message}")
+        return replace(v, outcome=DIVERGED, why="",
+                       message=f"DIVERGED: golden {golden.status} on a case {device_name} ran: {golden.message}"
+                               " (list it in configs/expected_refusals.yaml if that is intended)")
+    if device.status == REFUSED:
+        return replace(v, why=f"{device_name} refused")
+    return v

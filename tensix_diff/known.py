@@ -1,0 +1,206 @@
+"""The known-divergence registry (configs/known_divergences.yaml): each entry explains one exact difference.
+
+An entry never matches a case as a whole. It names the fields it covers (fnmatch patterns over field paths,
+see ``diff_path``) and a predicate over the two values of each such field; a differing field is explained
+only when some entry covers it *and* its predicate holds. A case is "known" only when every difference it
+shows is explained; anything else still fails, so a different bug in the same fields is never hidden.
+
+Entry keys: ``id``, ``reason``, and either ``explains`` (a list of ``{fields: [PATTERN...], when: PREDICATE}``)
+or ``statuses`` (``{golden: STATUS, device: STATUS}``, for a case one side completes and the other does not:
+needs ``cases``). Optional: ``cases`` (only these case names), ``case`` (a case that shows it, checked for
+still reproducing), ``backend`` (hw | replay), ``device``/``device_kind``/``evidence`` (documentation).
+
+Predicates (symmetric in the two values, so the comparison's direction does not matter):
+  ``{low_bits_agree: N}``   the low N bits agree (only bits above N-1 differ)
+  ``{pairs: [[X, Y], ...]}`` the two values are exactly one of these unordered pairs
+  ``any``                   any difference (allowed only with ``cases``: a named case, never a whole field)
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import yaml
+
+from .compare import Diff
+
+KNOWN_PATH = Path(__file__).resolve().parent.parent / "configs" / "known_divergences.yaml"
+KNOWN_ENV = "TENSIX_DIFF_KNOWN"   # another known-divergences file (lab set-ups, tests)
+
+
+class KnownError(ValueError):
+    """A malformed registry: one line naming the file and entry."""
+
+
+def known_file() -> Path:
+    return Path(os.environ.get(KNOWN_ENV) or KNOWN_PATH)
+
+
+def diff_path(d: Diff) -> str:
+    """A dotted path naming one compared item: ``dest.ROW.COL``, ``dest_valid.ROW``, ``rwc.T.FIELD``,
+    ``adc.T.UNIT.CH.FIELD``, ``gpr.T.INDEX``, ``config.STATE.INDEX``, ``l1.0xADDR`` (one byte);
+    ``REGION.shape`` for a shape difference (never explainable)."""
+    if d.key[-1:] == ("shape",):
+        return f"{d.region}.shape"
+    if d.region == "dest":
+        _, r, _, c = d.location.split()
+        return f"dest.{r}.{c}"
+    if d.region == "dest_valid":
+        return f"dest_valid.{d.location.split()[1]}"
+    if d.region == "l1":
+        return f"l1.{d.location}"
+    return ".".join(map(str, d.key))
+
+
+# --- predicates -----------------------------------------------------------------------------------
+
+def _low_bits(n: Any) -> Callable[[Any, Any], bool]:
+    if not isinstance(n, int) or isinstance(n, bool) or not 0 < n < 64:
+        raise KnownError(f"low_bits_agree needs a bit count 1..63, not {n!r}")
+    mask = (1 << n) - 1
+    return lambda e, a: isinstance(e, int) and isinstance(a, int) and (e ^ a) & mask == 0
+
+
+def _pairs(pairs: Any) -> Callable[[Any, Any], bool]:
+    if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+        raise KnownError(f"pairs needs a list of [X, Y] pairs, not {pairs!r}")
+    allowed = {frozenset(map(_value, p)) for p in pairs}
+    return lambda e, a: frozenset((e, a)) in allowed
+
+
+def _value(v: Any) -> Any:
+    return v if not isinstance(v, str) else int(v, 0)
+
+
+PREDICATES = {"low_bits_agree": _low_bits, "pairs": _pairs}
+
+
+def _predicate(when: Any, has_cases: bool) -> tuple[str, Callable[[Any, Any], bool]]:
+    if when == "any":
+        if not has_cases:
+            raise KnownError("predicate 'any' explains every difference: allowed only with 'cases'")
+        return "any", lambda e, a: True
+    if not isinstance(when, dict) or len(when) != 1 or next(iter(when)) not in PREDICATES:
+        raise KnownError(f"'when' must be one of {sorted(PREDICATES)} or 'any', not {when!r}")
+    (name, arg), = when.items()
+    return f"{name} {arg}", PREDICATES[name](arg)
+
+
+@dataclass(frozen=True)
+class Rule:
+    fields: tuple[str, ...]
+    text: str
+    holds: Callable[[Any, Any], bool] = field(compare=False, repr=False)
+
+    def explains(self, d: Diff) -> bool:
+        path = diff_path(d)
+        return (not path.endswith(".shape") and any(fnmatch.fnmatchcase(path, f) for f in self.fields)
+                and self.holds(d.expected, d.actual))
+
+
+@dataclass(frozen=True)
+class KnownEntry:
+    id: str
+    reason: str
+    rules: tuple[Rule, ...] = ()
+    statuses: tuple[str, str] | None = None      # (golden, device)
+    cases: tuple[str, ...] | None = None
+    case: str | None = None
+    backend: str | None = None
+
+    def applies(self, case_name: str, backend: str | None) -> bool:
+        return self.backend in (None, backend) and (self.cases is None or case_name in self.cases)
+
+    def explains(self, d: Diff) -> bool:
+        return any(r.explains(d) for r in self.rules)
+
+
+def _entry(e: Any, i: int) -> KnownEntry:
+    if not isinstance(e, dict) or "id" not in e or "reason" not in e:
+        raise KnownError(f"entry {i} needs 'id' and 'reason'")
+    if ("explains" in e) == ("statuses" in e):
+        raise KnownError(f"entry {i} ({e['id']}) needs exactly one of 'explains' or 'statuses'")
+    cases = e.get("cases")
+    if cases is not None and (not isinstance(cases, list) or not all(isinstance(c, str) for c in cases)):
+        raise KnownError(f"entry {i} ({e['id']}): 'cases' is a list of case names")
+    rules, statuses = [], None
+    if "explains" in e:
+        if not isinstance(e["explains"], list) or not e["explains"]:
+            raise KnownError(f"entry {i} ({e['id']}): 'explains' is a list of {{fields, when}}")
+        for r in e["explains"]:
+            if not isinstance(r, dict) or set(r) != {"fields", "when"} or not isinstance(r["fields"], list):
+                raise KnownError(f"entry {i} ({e['id']}): each 'explains' item is {{fields: [..], when: ..}}")
+            text, holds = _predicate(r["when"], cases is not None)
+            rules.append(Rule(tuple(map(str, r["fields"])), text, holds))
+    else:
+        s = e["statuses"]
+        if not isinstance(s, dict) or set(s) != {"golden", "device"} or cases is None:
+            raise KnownError(f"entry {i} ({e['id']}): 'statuses' is {{golden: S, device: S}} and needs 'cases'")
+        statuses = (str(s["golden"]), str(s["device"]))
+    return KnownEntry(str(e["id"]), str(e["reason"]), tuple(rules), statuses,
+                      tuple(cases) if cases is not None else None, e.get("case"), e.get("backend"))
+
+
+def load_known(path: str | Path | None = None) -> list[KnownEntry]:
+    """The registry (``known:`` list); [] when the file does not exist; KnownError when it is malformed."""
+    p = Path(path) if path is not None else known_file()
+    if not p.exists():
+        return []
+    try:
+        raw = yaml.safe_load(p.read_text()) or []
+    except yaml.YAMLError as e:
+        raise KnownError(f"{p}: not YAML: {str(e).splitlines()[0]}") from None
+    if isinstance(raw, dict):
+        raw = raw.get("known") or []
+    if not isinstance(raw, list):
+        raise KnownError(f"{p}: expected a list of entries under 'known:'")
+    try:
+        entries = [_entry(e, i) for i, e in enumerate(raw)]
+    except KnownError as e:
+        raise KnownError(f"{p}: {e}") from None
+    ids = [e.id for e in entries]
+    dup = sorted({x for x in ids if ids.count(x) > 1})
+    if dup:
+        raise KnownError(f"{p}: duplicate entry ids {', '.join(dup)}")
+    return entries
+
+
+# --- explaining a divergence ------------------------------------------------------------------------
+
+@dataclass
+class Explanation:
+    """How much of one divergence the registry explains: ``entries`` used, ``unexplained`` diffs left."""
+    entries: list[KnownEntry]
+    explained: int
+    unexplained: list[Diff]
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.entries) and not self.unexplained
+
+    def text(self) -> str:
+        return "; ".join(f"known divergence {e.id}: {e.reason}" for e in self.entries)
+
+
+def explain_diffs(diffs: Iterable[Diff], case_name: str, backend: str | None,
+                  known: Iterable[KnownEntry]) -> Explanation:
+    """Each diff is explained by the first applicable entry that covers it with a holding predicate."""
+    usable = [k for k in known if k.rules and k.applies(case_name, backend)]
+    used: dict[str, KnownEntry] = {}
+    left, n = [], 0
+    for d in diffs:
+        k = next((k for k in usable if k.explains(d)), None)
+        if k is None:
+            left.append(d)
+        else:
+            used.setdefault(k.id, k)
+            n += 1
+    return Explanation(list(used.values()), n, left)
+
+
+def explain_statuses(golden: str, device: str, case_name: str, backend: str | None,
+                     known: Iterable[KnownEntry]) -> KnownEntry | None:
+    return next((k for k in known if k.statuses == (golden, device) and k.applies(case_name, backend)), None)

@@ -1,0 +1,136 @@
+"""The known-divergence registry explains exact differences, never whole cases, and cannot hide another bug
+in the same fields (tensix_diff.known, tensix_diff.assess)."""
+from __future__ import annotations
+
+import copy
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+import golden.ops.adc as adc
+from golden import isa
+from hwbridge.base import OK, Result
+from hwbridge.golden_backend import GoldenBackend
+from hwbridge.hw_corpus import load_bundle
+from hwbridge.replay import ReplayBackend
+from tensix_diff.assess import assess
+from tensix_diff.case import Case, load_case
+from tensix_diff.compare import DIVERGED, KNOWN, MATCHED, Diff
+from tensix_diff.known import KnownError, diff_path, explain_diffs, load_known
+
+ROOT = Path(__file__).resolve().parents[1]
+DELTA06 = ROOT / "tests" / "corpus" / "deltas" / "delta-06-adc-zw-width.yaml"
+INCADCZW = isa.lookup("INCADCZW").opcode
+
+
+def _known(tmp_path, text: str):
+    p = tmp_path / "known.yaml"
+    p.write_text(text)
+    return load_known(p)
+
+
+def _adc(field: str, e: int, a: int) -> Diff:
+    return Diff("adc", f"thread 0 unpack0 channel 0 {field}", e, a, ("adc", "0", "unpack0", "0", field))
+
+
+def test_item_paths_name_every_region():
+    assert diff_path(_adc("w", 1, 2)) == "adc.0.unpack0.0.w"
+    assert diff_path(Diff("dest", "row 5 col 3", 1, 2, ("dest",))) == "dest.5.3"
+    assert diff_path(Diff("l1", "0x20003", 1, 2, ("l1", "0x20000"))) == "l1.0x20003"
+    assert diff_path(Diff("config", "state 0 [70]", 1, 2, ("config", "0", "70"))) == "config.0.70"
+    assert diff_path(Diff("gpr", "thread 1 r9", 1, 2, ("gpr", "1", 9))) == "gpr.1.9"
+    assert diff_path(Diff("rwc", "x (shape)", "list", "int", ("rwc", "shape"))) == "rwc.shape"
+
+
+def test_a_predicate_explains_only_the_difference_it_states(tmp_path):
+    known = _known(tmp_path, "- id: zw\n  reason: r\n  explains:\n"
+                             "    - {fields: ['adc.*.*.*.w'], when: {low_bits_agree: 8}}\n")
+    width = _adc("w", 0x1FFF, 0xFF)            # only bits above 7 differ: explained
+    other = _adc("w", 0x101, 0x00)             # low bits differ: a different bug in the same field
+    wrong_field = _adc("x", 0x1FF, 0xFF)       # same kind of difference in a field the entry does not cover
+    ex = explain_diffs([width, other, wrong_field], "c", "replay", known)
+    assert ex.explained == 1 and ex.unexplained == [other, wrong_field] and not ex.complete
+    assert explain_diffs([width], "c", "replay", known).complete
+
+
+def test_pairs_cases_and_backend_restrict_an_entry(tmp_path):
+    known = _known(tmp_path, "- id: p\n  reason: r\n  cases: [only-me]\n  backend: hw\n  explains:\n"
+                             "    - {fields: ['adc.*'], when: {pairs: [[1, 2]]}}\n")
+    d = _adc("z", 2, 1)
+    assert explain_diffs([d], "only-me", "hw", known).complete
+    assert not explain_diffs([d], "another", "hw", known).entries
+    assert not explain_diffs([d], "only-me", "replay", known).entries
+    assert not explain_diffs([_adc("z", 2, 3)], "only-me", "hw", known).entries
+
+
+@pytest.mark.parametrize("text, message", [
+    ("- reason: r\n  explains: []\n", "entry 0 needs 'id' and 'reason'"),
+    ("- id: a\n  reason: r\n", "needs exactly one of 'explains' or 'statuses'"),
+    ("- id: a\n  reason: r\n  explains: [{fields: ['adc.*'], when: any}]\n", "allowed only with 'cases'"),
+    ("- id: a\n  reason: r\n  explains: [{fields: ['adc.*'], when: {glob: 1}}]\n", "'when' must be one of"),
+    ("- id: a\n  reason: r\n  explains: [{fields: ['adc.*'], when: {low_bits_agree: 0}}]\n", "bit count"),
+    ("- id: a\n  reason: r\n  statuses: {golden: ok, device: hang}\n", "needs 'cases'"),
+    ("- id: a\n  reason: r\n  explains: [{fields: ['x'], when: {low_bits_agree: 1}}]\n"
+     "- id: a\n  reason: r\n  explains: [{fields: ['x'], when: {low_bits_agree: 1}}]\n", "duplicate entry ids a"),
+    ("- signature: 'gpr @*'\n  reason: old format\n", "entry 0 needs 'id' and 'reason'"),
+])
+def test_a_malformed_registry_is_one_clear_error(tmp_path, text, message):
+    with pytest.raises(KnownError, match=message):
+        _known(tmp_path, text)
+
+
+def test_a_status_entry_needs_the_named_case(tmp_path):
+    known = _known(tmp_path, "- id: hang\n  reason: r\n  cases: [c]\n  statuses: {golden: ok, device: hang}\n")
+    case = Case("c", "", {0: [isa.assemble_line("NOP")]})
+    g, d = GoldenBackend().run(case), Result("hang", message="1M cycles")
+    assert assess(case, g, d, ("golden", "ttsim"), known=known).outcome == KNOWN
+    other = Case("d", "", case.threads)
+    assert assess(other, g, d, ("golden", "ttsim"), known=known).outcome == DIVERGED
+
+
+def test_partly_explained_divergence_reports_only_what_is_left(tmp_path):
+    known = _known(tmp_path, "- id: zw\n  reason: r\n  explains:\n"
+                             "    - {fields: ['adc.*.*.*.z'], when: {low_bits_agree: 8}}\n")
+    case = load_case(DELTA06)
+    g = GoldenBackend().run(case)
+    dev = copy.deepcopy(g.state)
+    dev["adc"]["0"]["unpack0"]["0"]["z"] &= 0xFF      # explained
+    dev["gpr"]["0"][3] = 7                             # not
+    v = assess(case, g, Result(OK, dev), ("golden", "ttsim"), known=known)
+    assert v.outcome == DIVERGED and v.known == ("zw",)
+    assert [d.region for d in v.comparison.diffs] == ["gpr"] and "1 more explained by zw" in v.message
+
+
+# --- the real registry against a planted bug in the very fields it covers --------------------------------
+
+@cache
+def _incadczw_cases(limit: int = 60) -> list[Case]:
+    """delta-06 and the first ``limit`` recorded counters-profile fuzz cases that use INCADCZW."""
+    out = [load_case(DELTA06)]
+    for bundle in sorted((ROOT / "tests" / "fuzz_corpus").glob("ttsim-counters-*.cases.jsonl.gz")):
+        out += [c for c in load_bundle(bundle)
+                if any(w >> 24 == INCADCZW for ws in c.threads.values() for w in ws)][:limit + 1 - len(out)]
+    return out
+
+
+def _outcomes(cases) -> dict[str, str]:
+    golden, replay = GoldenBackend(), ReplayBackend()
+    return {c.name: assess(c, golden.run(c), replay.run(c), ("golden", "ttsim"), "replay").outcome for c in cases}
+
+
+def test_the_adc_width_entry_xfails_its_cases_and_a_planted_w_increment_bug_still_fails(monkeypatch):
+    cases = _incadczw_cases()
+    assert len(cases) > 20, "the corpus should hold INCADCZW cases"
+    clean = _outcomes(cases)
+    assert clean["delta-06-adc-zw-width"] == KNOWN
+    assert set(clean.values()) <= {MATCHED, KNOWN, "uncompared"}, clean
+
+    def planted_inc(ch, dim, inc):          # the bug: W advances by inc + 1
+        setattr(ch, dim, (getattr(ch, dim) + inc + (dim == "w")) & adc.WIDTH[dim])
+    monkeypatch.setattr(adc, "_inc", planted_inc)
+    planted = _outcomes(cases)
+    assert planted["delta-06-adc-zw-width"] == DIVERGED        # the width entry does not cover this bug
+    diverged = [n for n, o in planted.items() if o == DIVERGED]
+    assert len(diverged) >= len(cases) // 2, planted           # the replay suite would fail on each of them
+    assert KNOWN not in {planted[n] for n in diverged}
