@@ -50,6 +50,9 @@ def pytest_addoption(parser):
     g.addoption("--simulator", metavar="PATH", default=None, help="hw backend: a libttsim.so instead of a card")
     g.addoption("--recordings", metavar="DIR", default=None,
                 help="replay store directory (default: $TENSIX_DIFF_RECORDINGS or <repo>/recordings)")
+    g.addoption("--device", metavar="NAME", default=None,
+                help="replay: whose recordings to replay, a device ('ttsim 1.10.0') or kind ('ttsim');"
+                     " default: silicon if recorded, else the newest ttsim")
     g.addoption("--strict-recordings", action="store_true",
                 help="a missing or stale recording fails instead of being counted and skipped"
                      " (always so when $CI is set)")
@@ -70,6 +73,8 @@ class TensixDiffPlugin:
         self.why: dict[str, str] = {}        # case hash -> why it was not compared
         self.unrecorded: dict[str, str] = {} # case hash -> "missing|stale: how to record it"
         self.used_known: set[str] = set()    # registry entries that explained a difference
+        self.device: str | None = config.getoption("device")
+        self.devices: Counter = Counter()    # replay: the devices whose recordings answered
         self._backend = None
         self._golden = None
         self._unavailable: str | None = None
@@ -89,7 +94,7 @@ class TensixDiffPlugin:
         if self._backend is None:
             try:
                 if self.backend_name == "replay":
-                    self._backend = get_backend("replay", store=self.store)
+                    self._backend = get_backend("replay", store=self.store, device=self.device)
                 elif self.backend_name == "hw":
                     self._backend = get_backend("hw", simulator=self.simulator)
                 else:
@@ -122,7 +127,7 @@ class TensixDiffPlugin:
         except StoreError as e:
             pytest.fail(str(e), pytrace=False)
         verdict = assess(case, expected, actual, ("golden", self.backend_name), self.backend_name)
-        self.note(case, verdict, where)
+        self.note(case, verdict, where, actual.provenance.get("device") if self.backend_name == "replay" else None)
         if verdict.outcome == KNOWN:   # configs/known_divergences.yaml explains every difference
             pytest.xfail(verdict.message)
         if verdict.outcome == DIVERGED:
@@ -135,11 +140,13 @@ class TensixDiffPlugin:
                         " --strict-recordings)", pytrace=False)
         return verdict
 
-    def note(self, case: Case, verdict: Verdict, where: str | None = None) -> None:
+    def note(self, case: Case, verdict: Verdict, where: str | None = None, device: str | None = None) -> None:
         """Count an assessed verdict in the closing summary (also used by tests that judge many cases)."""
         h = case_hash(case)
         self.outcomes[h] = verdict.outcome
         self.used_known.update(verdict.known)
+        if device is not None:
+            self.devices[device] += 1
         self.stale += stale_known(case, verdict, self.backend_name)
         if verdict.outcome == UNCOMPARED:
             self.why[h] = verdict.why or "other"
@@ -166,7 +173,7 @@ class TensixDiffPlugin:
         if workeroutput is not None:   # an xdist worker: hand the counts to the controller
             workeroutput[SUMMARY_KEY] = {"outcomes": dict(self.outcomes), "stale": list(self.stale),
                                          "why": dict(self.why), "unrecorded": dict(self.unrecorded),
-                                         "used_known": sorted(self.used_known)}
+                                         "used_known": sorted(self.used_known), "devices": dict(self.devices)}
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error):
@@ -178,6 +185,7 @@ class TensixDiffPlugin:
         self.why.update(out["why"])
         self.unrecorded.update(out["unrecorded"])
         self.used_known.update(out["used_known"])
+        self.devices.update(out["devices"])
 
     def counts(self) -> Counter:
         c = Counter(self.outcomes.values())
@@ -196,6 +204,9 @@ class TensixDiffPlugin:
                 f" {c['matched']} matched, {c['diverged']} diverged, {c['known']} known,"
                 f" {c['missing']} missing recordings, {c['stale']} stale, {c['uncompared']} uncompared")
         w(line + (f", {c['device-failed']} device-failed" if c["device-failed"] else ""))
+        if self.devices:
+            w("replayed recordings of: " + ", ".join(f"{d} ({n})" for d, n in sorted(self.devices.items()))
+              + ("" if self.device else " (choose with --device)"))
         if self.why:
             whys = Counter(self.why[h] for h, o in self.outcomes.items() if o == UNCOMPARED and h in self.why)
             w("uncompared: " + ", ".join(f"{n} {why}" for why, n in whys.most_common()))

@@ -11,10 +11,11 @@ class BackendUnavailable(RuntimeError):
 
 
 def get_backend(name: str, *, store=None, recordings: str | Path | None = None, simulator: str | None = None,
-                **opts):
+                device: str | None = None, **opts):
     """A backend object with ``.name`` and ``.run(case) -> Result``.
 
-    replay: ``store`` (a Store or a directory) or ``recordings`` (a directory); default the project's store.
+    replay: ``store`` (a Store or a directory) or ``recordings`` (a directory); default the project's store;
+    ``device``: whose recordings (default: silicon if recorded, else the newest ttsim).
     hw: ``simulator`` (path of a libttsim.so) or a card; further keyword options go to HwBackend.
     """
     if name == "golden":
@@ -24,8 +25,8 @@ def get_backend(name: str, *, store=None, recordings: str | Path | None = None, 
         from hwbridge.replay import ReplayBackend
         from tensix_diff.store import Store
         if isinstance(store, Store):
-            return ReplayBackend(store=store)
-        return ReplayBackend(root=store if store is not None else recordings)
+            return ReplayBackend(store=store, device=device)
+        return ReplayBackend(root=store if store is not None else recordings, device=device)
     if name == "hw":
         try:
             from hwbridge.hw import HwBackend
@@ -55,10 +56,11 @@ class BackendFailure(Exception):
         self.code = code
 
 
-def open_backend(name: str, *, recordings=None, simulator: str | None = None):
+def open_backend(name: str, *, recordings=None, simulator: str | None = None, device: str | None = None):
     """get_backend for a command: unknown or unavailable backend -> exit 2, a device that cannot start -> 3."""
     try:
-        return get_backend(name, recordings=recordings, **({"simulator": simulator} if name == "hw" else {}))
+        return get_backend(name, recordings=recordings, **({"simulator": simulator} if name == "hw" else {}),
+                           **({"device": device} if name == "replay" else {}))
     except BackendUnavailable as e:
         raise BackendFailure(EXIT_USAGE, str(e)) from None
     except Exception as e:  # the device or simulator could not be brought up

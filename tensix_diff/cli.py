@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "hwbridge.record",
     "tensix_diff.minimize",
     "tensix_diff.coverage",
+    "tensix_diff.store_cmd",
 )
 
 

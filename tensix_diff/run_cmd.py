@@ -34,6 +34,8 @@ def add_parser(sub) -> None:
     p.add_argument("--recordings", metavar="DIR", help=f"replay store directory (default: ${ENV_ROOT} or ./recordings"
                    " of the repository)")
     p.add_argument("--simulator", metavar="PATH", help="hw backend: run on this libttsim.so instead of a card")
+    p.add_argument("--device", metavar="NAME", help="replay: whose recordings, a device ('ttsim 1.10.0') or kind"
+                   " ('ttsim'); default: silicon if recorded, else the newest ttsim")
     p.add_argument("--limit", type=int, default=20, metavar="N", help="differences listed per divergent case")
     p.add_argument("-q", "--quiet", action="store_true", help="only divergences and the summary line")
     p.set_defaults(func=run)
@@ -77,10 +79,12 @@ def run(args) -> int:
     if not cases:
         raise BackendFailure(EXIT_USAGE, f"no case files in {' '.join(args.cases)}")
     solo = args.backend == args.against
-    test = open_backend(args.backend, recordings=args.recordings, simulator=args.simulator)
-    ref = None if solo else open_backend(args.against, recordings=args.recordings, simulator=args.simulator)
+    test = open_backend(args.backend, recordings=args.recordings, simulator=args.simulator, device=args.device)
+    ref = None if solo else open_backend(args.against, recordings=args.recordings, simulator=args.simulator,
+                                         device=args.device)
     outcomes: Counter = Counter()
     whys: Counter = Counter()
+    devices: Counter = Counter()
     stale: list[str] = []
     dumped = args.dump is None
     for case in cases:
@@ -89,6 +93,8 @@ def run(args) -> int:
             verdict = _solo_verdict(actual)
         else:
             verdict, actual = judge_case(ref, test, case, (args.against, args.backend))
+        if "replay" in (args.backend, args.against) and actual.provenance.get("device") not in (None, "replay"):
+            devices[actual.provenance["device"]] += 1
         if not dumped:
             if actual.state is None:
                 raise BackendFailure(EXIT_USAGE, f"--dump: {args.backend} observed no state for {case.name}: {verdict.message}")
@@ -115,4 +121,6 @@ def run(args) -> int:
     print(f"{len(cases)} cases ({pair}): " + ", ".join(f"{n} {k}" for k, n in sorted(outcomes.items())))
     if whys:
         print("uncompared: " + ", ".join(f"{n} {why}" for why, n in whys.most_common()))
+    if devices:
+        print("replayed recordings of: " + ", ".join(f"{d} ({n})" for d, n in sorted(devices.items())))
     return _exit_code(outcomes)

@@ -105,7 +105,7 @@ def test_corrupt_recording_is_one_line_exit_2(project, capsys):
     p.write_bytes(gzip.compress(b'{"format": 1}'))
     code, out, err = main(capsys, "run", f, "--recordings", rec)
     assert code == 2
-    assert err.strip().count("\n") == 0 and str(p) in err and "corrupt recording" in err
+    assert err.strip().count("\n") == 0 and str(p) in err and "corrupt bundle" in err
 
 
 def test_malformed_case_is_one_line_exit_2(project, capsys):

@@ -30,7 +30,7 @@ def device(case: Case, edit=None) -> Result:
     state = copy.deepcopy(r.state if r.ok else GoldenBackend().run(Case("empty", "", {})).state)
     if edit:
         edit(state)
-    return Result(OK, state, provenance={"device": "test-fixture"})
+    return Result(OK, state, provenance={"device": "test-fixture", "platform": "ttsim"})
 
 
 COMPARED = Case("cmp", "", {0: asm("SETRWC clear_ab_vld=0 rwc_cr=0 rwc_d=0 rwc_b=0 rwc_a=0 bitmask=15",

@@ -210,11 +210,12 @@ def test_fuzz_prints_seed_first_summary_and_report(tmp_path, capsys):
     out, err = capsys.readouterr()
     lines = out.splitlines()
     assert lines[0] == "seed: 77"
-    assert "8 cases: 8 matched, 0 diverged, 0 errors" in lines
+    assert "8 cases: 8 matched, 0 diverged, 0 known, 0 errors" in lines
     assert "fuzz: 8/8 cases" in err
     assert rc == 0
     data = json.loads(report.read_text())
-    assert data["seed"] == 77 and data["summary"] == {"cases": 8, "matched": 8, "diverged": 0, "errors": 0, "run": True}
+    assert data["seed"] == 77 and data["summary"] == {"cases": 8, "matched": 8, "diverged": 0, "known": 0, "errors": 0,
+                                                     "run": True}
     assert data["divergences"] == [] and data["instructions"]
 
 
@@ -256,7 +257,7 @@ def test_fuzz_reports_divergences_with_case_seed(tmp_path, capsys, monkeypatch):
                    "modelled,handler", "--report", str(report), "-q"])
     out = capsys.readouterr().out
     assert rc == 1
-    assert "6 cases: 4 matched, 2 diverged, 0 errors" in out
+    assert "6 cases: 4 matched, 2 diverged, 0 known, 0 errors" in out
     data = json.loads(report.read_text())
     assert [d["index"] for d in data["divergences"]] == [2, 5]
     for d in data["divergences"]:

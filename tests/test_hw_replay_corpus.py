@@ -39,7 +39,7 @@ def replay(request):
     if request.config.getoption("backend") != "replay":
         pytest.skip("the recorded ttsim corpus is compared under --backend=replay")
     rec = request.config.getoption("recordings")
-    return ReplayBackend(store=Store(Path(rec) if rec else None))
+    return ReplayBackend(store=Store(Path(rec) if rec else None), device=request.config.getoption("device"))
 
 
 def test_the_corpus_holds_at_least_5000_cases():
@@ -58,7 +58,7 @@ def test_golden_agrees_with_recorded_ttsim(bundle, chunk, replay, request):
             assert actual.provenance["device"].startswith("ttsim"), \
                 f"{case.name}: recorded on {actual.provenance['device']}"
         verdict = assess(case, golden.run(case), actual, ("golden", "ttsim"), "replay")
-        plugin.note(case, verdict, request.node.nodeid)
+        plugin.note(case, verdict, request.node.nodeid, actual.provenance.get("device"))
         counts[verdict.outcome] += 1
         if verdict.outcome not in (MATCHED, KNOWN, UNCOMPARED):
             problems.append(f"{case.name} ({signature(case, verdict) or verdict.outcome}):\n{verdict.report(8)}")

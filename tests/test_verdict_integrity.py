@@ -32,15 +32,21 @@ MATMUL = CORPUS / "kernels" / "matmul-addrmod-replay.yaml"
 
 
 def _copy_recording(case: Case, root: Path, edit) -> Store:
-    """The committed recording of ``case`` copied into a scratch store, its JSON edited by ``edit``."""
+    """The committed recording of ``case`` copied into a scratch store, its stored JSON edited by ``edit``
+    (as a hostile editor would: the state is stored with Dest relative to the case's initial Dest)."""
     src = Store()
-    h = case_hash(case)
-    doc = json.loads(gzip.decompress(src.path(h).read_bytes()))
+    src.lookup(case)
+    line = src._choose(case_hash(case), None)            # noqa: SLF001 (the raw stored line)
+    doc = json.loads(line.payload)
+    if doc["state"] is not None:
+        doc["state"].setdefault("l1", {})
+        doc["state"].setdefault("config", {})
     edit(doc)
-    dst = Store(root)
-    dst.path(h).parent.mkdir(parents=True)
-    dst.path(h).write_bytes(gzip.compress(json.dumps(doc).encode()))
-    return dst
+    root.mkdir(parents=True)
+    text = f"P\t{doc['p']}\t{src._blobs[doc['p']]}\n"     # noqa: SLF001
+    text += "\t".join(("R", line.case_hash, line.device, line.case_name, json.dumps(doc))) + "\n"
+    (root / "b0001.jsonl.gz").write_bytes(gzip.compress(text.encode()))
+    return Store(root)
 
 
 @pytest.mark.parametrize("path, edit, message", [
