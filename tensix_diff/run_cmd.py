@@ -36,6 +36,10 @@ def add_parser(sub) -> None:
     p.add_argument("--simulator", metavar="PATH", help="hw backend: run on this libttsim.so instead of a card")
     p.add_argument("--device", metavar="NAME", help="replay: whose recordings, a device ('ttsim 1.10.0') or kind"
                    " ('ttsim'); default: silicon if recorded, else the newest ttsim")
+    p.add_argument("--three-way", action="store_true",
+                   help="golden, ttsim and silicon (the store's newest recording of each kind) side by side,"
+                        " with the blame for each disagreement")
+    p.add_argument("--html", metavar="OUT.html", help="with --three-way: also write the table as a page")
     p.add_argument("--limit", type=int, default=20, metavar="N", help="differences listed per divergent case")
     p.add_argument("-q", "--quiet", action="store_true", help="only divergences and the summary line")
     p.set_defaults(func=run)
@@ -74,10 +78,30 @@ def write_dump(path: str, state: dict) -> None:
     Path(path).write_text("{" + ",\n".join(parts) + "}\n")
 
 
+def run_three_way(cases, args) -> int:
+    """``run --three-way``: exit 0 when every case with two or more answers agrees, 1 otherwise."""
+    from . import three_way as tw
+    from .store import Store
+    golden = open_backend("golden")
+    store = Store(args.recordings)
+    rows = [tw.three_way(case, run_case(golden, case), store) for case in cases]
+    blames = Counter(r.blame for r in rows)
+    for r in rows:
+        if not args.quiet or r.blame != "agree":
+            print(r.line())
+    print(f"{len(rows)} cases (three-way): " + ", ".join(f"{n} {b}" for b, n in blames.most_common()))
+    if args.html:
+        Path(args.html).write_text(tw.html(rows))
+    bad = [b for b in blames if b not in ("agree", "only golden") and "=" not in b.replace("!=", "")]
+    return EXIT_DIVERGED if bad else EXIT_OK
+
+
 def run(args) -> int:
     cases = load_cases(args.cases)
     if not cases:
         raise BackendFailure(EXIT_USAGE, f"no case files in {' '.join(args.cases)}")
+    if args.three_way:
+        return run_three_way(cases, args)
     solo = args.backend == args.against
     test = open_backend(args.backend, recordings=args.recordings, simulator=args.simulator, device=args.device)
     ref = None if solo else open_backend(args.against, recordings=args.recordings, simulator=args.simulator,
