@@ -50,6 +50,8 @@ def pytest_addoption(parser):
     g.addoption("--simulator", metavar="PATH", default=None, help="hw backend: a libttsim.so instead of a card")
     g.addoption("--recordings", metavar="DIR", default=None,
                 help="replay store directory (default: $TENSIX_DIFF_RECORDINGS or <repo>/recordings)")
+    g.addoption("--allow-no-device", action="store_true",
+                help="hw: skip the device tests when no card is found (default: fail with one line)")
     g.addoption("--device", metavar="NAME", default=None,
                 help="replay: whose recordings to replay, a device ('ttsim 1.10.0') or kind ('ttsim');"
                      " default: silicon if recorded, else the newest ttsim")
@@ -100,15 +102,23 @@ class TensixDiffPlugin:
                 else:
                     self._backend = get_backend(self.backend_name)
             except BackendUnavailable as e:
-                self._unavailable = f"no device configured: {e}"
-                pytest.skip(self._unavailable)
+                self._no_device(f"no device configured: {e}")
             except Exception as e:
-                if self.simulator is not None:   # configured, but broken: that is a failure, not a skip
-                    raise
-                self._unavailable = (f"no card found and no --simulator given ({type(e).__name__}: {e})"
-                                     .splitlines()[0])
-                pytest.skip(self._unavailable)
+                first = (str(e).strip().splitlines() or [""])[0]
+                if self.simulator is not None:   # configured, but broken: stop the run with one line
+                    bad_path = not Path(self.simulator).expanduser().is_file()
+                    pytest.exit(f"tensix-diff: the hw backend could not start on --simulator={self.simulator}:"
+                                f" {'no such file' if bad_path else type(e).__name__ + ': ' + first}",
+                                returncode=2 if bad_path else 3)
+                self._no_device(f"no card found and no --simulator given ({type(e).__name__}: {first})")
         return self._backend
+
+    def _no_device(self, why: str) -> None:
+        """No device: skip when the user asked for that (--allow-no-device), else stop with one line."""
+        if self.config.getoption("allow_no_device") or self.backend_name != "hw":
+            self._unavailable = why
+            pytest.skip(why)
+        pytest.exit(f"tensix-diff: --backend=hw: {why} (add --allow-no-device to skip instead)", returncode=3)
 
     # --- the differential check ---
     def check(self, case: Case, where: str | None = None) -> Verdict:
