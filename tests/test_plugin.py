@@ -123,7 +123,12 @@ def test_golden_backend_and_usage_errors(project):
     assert code == 4 and "--record-mode records what a device returned: it needs --backend=hw" in out
 
 
-def test_hw_without_a_device_skips_with_a_reason(project):
+def test_hw_without_a_device_fails_with_one_line_unless_asked_to_skip(project):
     code, out = pytest_run(project, "--backend=hw", "tests/test_fuzzish.py")
+    assert code == 3 and re.search(r"tensix-diff: --backend=hw: (no device configured|no card found)", out), out
+    assert "Traceback" not in out
+    code, out = pytest_run(project, "--backend=hw", "--allow-no-device", "tests/test_fuzzish.py")
     assert code in (0, 5), out
     assert re.search(r"SKIPPED .*(no device configured|no card found)", out), out
+    code, out = pytest_run(project, "--backend=hw", "--simulator=/nonexistent/libttsim.so", "tests/test_fuzzish.py")
+    assert code == 2 and "--simulator=/nonexistent/libttsim.so: no such file" in out and "Traceback" not in out
