@@ -67,11 +67,18 @@ def assess(case: Case, expected: Result, actual: Result, names: tuple[str, str] 
         return _explain(case, v, backend, known, g)
     if v.outcome == UNCOMPARED and g is not None:
         return _refusal(case, v, (expected, actual)[g], (expected, actual)[1 - g], names[1 - g], expected_refusals)
-    if v.outcome == MATCHED and v.comparison is not None and effects and not any_observed(case, v.comparison.regions):
+    if v.outcome == MATCHED and v.comparison is not None and effects and not _observed(case, expected, actual, g):
         return replace(v, outcome=UNCOMPARED, why=NOTHING_OBSERVABLE,
                        message=f"{NOTHING_OBSERVABLE} ({v.comparison.compared} items compared,"
                                f" {case.instruction_count} instruction(s), none with an observed effect)")
     return v
+
+
+def _observed(case: Case, expected: Result, actual: Result, g: int | None) -> bool:
+    """Whether an instruction's effect reached what the non-golden side observed (its state is the mask)."""
+    if g is None:
+        return any_observed(case, actual.state)
+    return any_observed(case, (expected, actual)[1 - g].state, (expected, actual)[g].state)
 
 
 def _explain(case: Case, v: Verdict, backend: str | None, known, g: int | None) -> Verdict:
