@@ -54,6 +54,8 @@ class HwBackend:
             self.device = "blackhole silicon"
             self.device_extra = {}
         self.worker = Worker(self.sim_path, _core(opts.get("core")), self.timeout)
+        self._pid = self._last_pid = None
+        self._left: list[str] = []      # what the previous case may have left (a card only)
         self.worker.start()      # fail here, once, if the device cannot be opened
 
     # --- provenance ---
@@ -84,10 +86,13 @@ class HwBackend:
             return Result(REFUSED, message=f"harness: {e}", provenance={**self.provenance(), "refused_by": "harness"})
         job.max_cycles = self.max_cycles
         try:
+            isolation = self._isolation_before()
             reply = self.worker.run(job)
         except RuntimeError as e:          # a replacement worker could not open the device
             return Result(DEVICE_ERROR, message=str(e), provenance=self.provenance(job))
         prov = self.provenance(job)
+        prov["isolation"] = isolation
+        self._isolate_after(case)
         if reply.status == "ok":
             state = hw_readback.decode(job, reply.blobs, self.platform)
             prov["cycles"] = reply.cycles
@@ -98,6 +103,25 @@ class HwBackend:
         if reply.status == "timeout" and "simulated cycles" in reply.message:
             return Result("hang", message=reply.message, provenance=prov)
         return Result(DEVICE_ERROR, message=reply.message, provenance=prov)
+
+    def _isolation_before(self) -> str:
+        """How this case is kept from the previous one's leftovers (recorded in its provenance)."""
+        if self.worker.conn is None:
+            self.worker.start()
+        pid, self._pid = self.worker.pid, self.worker.pid
+        if self.sim_path and pid != self._last_pid:
+            return "fresh simulator"
+        return "reset prologue" + (f"; the previous case may have left {', '.join(self._left)}" if self._left else "")
+
+    def _isolate_after(self, case: Case) -> None:
+        """Before the next case: a fresh simulator if this one may have left state the prologue cannot
+        reset (hw_program.LEFTOVER_STATE); on a card that is not possible, and the next case says so."""
+        self._last_pid = self._pid
+        self._left = hw_program.leftover_state(case)
+        if self._left and self.sim_path:
+            self.worker.stop()
+            self.worker.start(wait=False)
+            self._left = []
 
     def close(self) -> None:
         self.worker.close()

@@ -78,6 +78,33 @@ def check(case: Case, plat: Platform) -> None:
             raise Refusal(f"L1 region [{addr:#x}, {addr + size:#x}) overlaps the harness area [{lo:#x}, {hi:#x})")
 
 
+# --- what the prologue cannot reset ------------------------------------------------------------------
+# State a case can leave behind that no reset form in the prologue puts back (ttsim's soft reset does not
+# reset Tensix state either), by the instructions that create it. After a case that ran any of them, the
+# simulator worker is replaced (a fresh simulator: nothing carries over); on a card the next case's
+# provenance says what may have carried over.
+LEFTOVER_STATE = {
+    "PACR": "packer continuation (a PACR without Last)",
+    "UNPACR": "unpacker continuation and FIFO state",
+    "SFPPUSHC": "SFPU flag stack",
+    "SFPPOPC": "SFPU flag stack",
+    "REPLAY": "replay buffers",
+    "ATGETM": "Sync Unit mutexes",
+    "STALLWAIT": "wait-gate latch",
+    "SEMWAIT": "wait-gate latch",
+    "MOP_CFG": "MOP mask (MOP_CFG)",
+}
+# The prologue resets the rest: GPRs, MOP config words, ThreadConfig, both Config states, RWCs and the
+# ADCs of every thread, Src banks, valid bits and implied formats, semaphores, SFPU lanes/flags/LaneConfig/
+# constants/LRegs 0..7 and macro configuration, Dest and its valid bits; L1 outside the harness is zeroed.
+
+
+def leftover_state(case: Case) -> list[str]:
+    """The states ``case`` may leave behind that the prologue cannot reset (sorted, distinct)."""
+    names = {isa.decode(w)[0].name for ws in case.threads.values() for w in ws}
+    return sorted({LEFTOVER_STATE[n] for n in names if n in LEFTOVER_STATE})
+
+
 # --- prologue pieces ------------------------------------------------------------------------------
 def _drain(p: rv.Program) -> None:
     p.li(rv.T6, M.PC_BUF_TENSIX_SYNC).emit(rv.lw(rv.T6, rv.T6, 0))
