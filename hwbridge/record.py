@@ -30,8 +30,9 @@ def add_parser(sub) -> None:
                    " (default: $TENSIX_DIFF_SIMULATOR_VERSION or a version file beside the .so)")
     p.add_argument("--core", metavar="X,Y", help="Tensix core in NOC0 coordinates (default: the first)")
     p.add_argument("--recordings", metavar="DIR", help="replay store directory (default: the project's)")
-    p.add_argument("--mode", choices=("new", "all"), default="new",
-                   help="new: only cases without a recording (default); all: overwrite")
+    p.add_argument("--mode", choices=("new", "all", "verify"), default="new",
+                   help="new: only cases without a recording on this device (default); all: overwrite; verify: run"
+                        " the recorded cases again and rewrite only those whose status or state changed")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="workers side by side (default: 1)")
     p.add_argument("-q", "--quiet", action="store_true", help="only problems and the summary")
     p.set_defaults(func=run)
@@ -65,14 +66,20 @@ def run(args) -> int:
               " worker)", file=sys.stderr)
         return EXIT_USAGE
     store = Store(args.recordings)
-    todo = [c for c in cases if args.mode == "all" or not store.has(case_hash(c))]
-    skipped = len(cases) - len(todo)
-    print(f"record: {len(todo)} cases to run ({skipped} already recorded) into {store.root}", file=sys.stderr)
     try:
-        backends = [HwBackend(**_backend_opts(args)) for _ in range(min(args.jobs, max(1, len(todo))))]
+        backends = [HwBackend(**_backend_opts(args)) for _ in range(max(1, args.jobs))]
     except Exception as e:  # noqa: BLE001 - the device could not be brought up
         print(f"tensix-diff: error: hw backend failed to start: {type(e).__name__}: {e}", file=sys.stderr)
         return EXIT_DEVICE
+    device = backends[0].device
+    if args.mode == "verify":
+        todo = [c for c in cases if store.has(case_hash(c), device)]
+    else:
+        todo = [c for c in cases if args.mode == "all" or not store.has(case_hash(c), device)]
+    skipped = len(cases) - len(todo)
+    print(f"record: {len(todo)} cases to run ({skipped} {'not recorded on ' + device if args.mode == 'verify' else 'already recorded'})"
+          f" into {store.root}", file=sys.stderr)
+    changed: list[str] = []
     counts: Counter = Counter()
     lock = threading.Lock()
     work: queue.Queue = queue.Queue()
@@ -87,6 +94,14 @@ def run(args) -> int:
             except queue.Empty:
                 return
             result = backend.run(case)
+            if args.mode == "verify" and result.status != DEVICE_ERROR:
+                old = store.lookup(case, device).recording
+                if old.status == result.status and old.state == result.state:
+                    with lock:
+                        counts["unchanged"] += 1
+                    continue
+                with lock:
+                    changed.append(f"changed {case.name}: {old.status} -> {result.status}")
             if result.status != DEVICE_ERROR:
                 store.record(case, result, "all")
             with lock:
@@ -108,8 +123,10 @@ def run(args) -> int:
         for b in backends:
             b.close()
     elapsed = time.monotonic() - t0
-    device = backends[0].device if backends else "?"
-    print(f"recorded on {device}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    for line in sorted(changed):
+        print(line)
+    print(f"{'verified' if args.mode == 'verify' else 'recorded'} on {device}: "
+          + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
           + f" ({skipped} already recorded; {len(todo) / max(elapsed, 1e-9):.1f} cases/s)")
     return EXIT_DEVICE if counts[DEVICE_ERROR] else EXIT_OK
 

@@ -137,7 +137,7 @@ def run(args) -> int:
                 eff = observed_effects(case, actual.state if actual.state is not None else verdict.comparison.regions)
                 body[0] += f"; {eff.count} of {eff.total} instructions with an observed effect"
             print(f"{label} {case.name}: {body[0]}")
-            for line in body[1:] + ([verdict.message] if verdict.outcome == KNOWN else []):
+            for line in body[1:] + ([verdict.message] if verdict.outcome == KNOWN and full else []):
                 print(f"    {line}")
     for line in stale:
         print(line)

@@ -341,20 +341,22 @@ def _members(raw: bytes, where: str, warn: list[str]) -> Iterator[str]:
         pos = len(raw) - len(d.unused_data)
 
 
-def _complete_end(raw: bytes, start: int = 0) -> int:
-    """Where the last complete gzip member of ``raw`` (scanned from ``start``) ends."""
-    pos = start
+def _ends_complete(raw: bytes) -> bool:
+    """Whether ``raw`` is a sequence of complete gzip members (nothing torn at its end)."""
+    pos = 0
     while pos < len(raw):
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         try:
-            while d.decompress(d.unconsumed_tail or raw[pos:], 1 << 20) and d.unconsumed_tail:
-                pass
+            while True:       # inflate in bounded steps; only the end of the member matters here
+                d.decompress(raw[pos:] if not d.unconsumed_tail else d.unconsumed_tail, 1 << 22)
+                if d.eof or not d.unconsumed_tail:
+                    break
         except zlib.error:
-            return pos
+            return False
         if not d.eof:
-            return pos
+            return False
         pos = len(raw) - len(d.unused_data)
-    return pos
+    return True
 
 
 def _parse_lines(text: str, where: str) -> Iterator[tuple[str, list[str]]]:
@@ -578,19 +580,16 @@ class Store:
         member = gzip.compress(data, 9, mtime=0)
         bundles = self.bundles()
         target = bundles[-1] if bundles and bundles[-1].stat().st_size + len(member) <= BUNDLE_OPEN else None
+        if target is not None and target.stat().st_size > self._good.get(target.name, 0):
+            with open(target, "rb") as f:       # bytes another writer appended (or tore): check them first
+                f.seek(self._good.get(target.name, 0))
+                if not _ends_complete(f.read()):
+                    target = None               # never append after a torn member; never truncate one
         if target is None:
             n = int(BUNDLE_RE.match(bundles[-1].name).group(1)) + 1 if bundles else 1
             target = self.root / f"b{n:04d}.jsonl.gz"
-        fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            size = os.fstat(fd).st_size
-            known = self._good.get(target.name, 0)
-            if size > known:        # bytes another writer appended (or tore): check them before appending
-                with open(target, "rb") as f:
-                    f.seek(known)
-                    end = known + _complete_end(f.read())
-                if end < size:      # a torn member a dead writer left: it was never readable; drop it
-                    os.ftruncate(fd, end)
             os.write(fd, member)
             os.fsync(fd)
             self._good[target.name] = os.fstat(fd).st_size
