@@ -54,11 +54,21 @@ def _with(case: Case, threads: dict[int, list[int]]) -> Case:
 
 
 def any_observed(case: Case, mask: Iterable[str] | dict, full_state: dict | None = None) -> bool:
-    """Does any instruction's effect reach the compared state? One golden run with every instruction
-    NOP'd against the full run (``full_state``: golden's observed state of the full run, when at hand)."""
+    """Does the case's effect reach the compared state? First one golden run with every instruction NOP'd
+    (differs: the program as a whole did something visible); when that is equal, effects may still cancel
+    (a counter set and cleared again), so each instruction is ablated in turn, last first, until one shows."""
     m = _mask(mask)
+    full = _observe(case, m, full_state)
     nops = {t: [NOP] * len(ws) for t, ws in case.threads.items()}
-    return _observe(case, m, full_state) != _observe(_with(case, nops), m)
+    if _observe(_with(case, nops), m) != full:
+        return True
+    for t, ws in sorted(case.threads.items()):
+        for i in reversed(range(len(ws))):
+            ablated = {u: list(v) for u, v in case.threads.items()}
+            ablated[t][i] = NOP
+            if _observe(_with(case, ablated), m) != full:
+                return True
+    return False
 
 
 def observed_effects(case: Case, mask: Iterable[str] | dict, full_state: dict | None = None) -> Effects:
