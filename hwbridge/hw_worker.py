@@ -15,6 +15,7 @@ initialised) is only ever opened in the forked child. The zygote runs single-thr
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -81,6 +82,9 @@ def _zygote(ctl: Connection) -> None:
                 os.dup2(fd, 1)
                 os.dup2(fd, 2)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                private = worker_tmp(os.getpid())      # tt-umd's simulation server directory goes here
+                os.makedirs(private, exist_ok=True)
+                os.environ["TMPDIR"] = private
                 _serve(Connection(theirs.detach()), simulator, core)
             finally:
                 os._exit(0)
@@ -88,6 +92,13 @@ def _zygote(ctl: Connection) -> None:
         send_handle(ctl, ours.fileno(), os.getppid())
         ours.close()
         ctl.send(pid)
+
+
+def worker_tmp(pid: int) -> str:
+    """A worker's private temporary directory: tt-umd allocates its simulation server directory (one of a
+    few thousand /tmp/tt-umd-sim-server-N) under TMPDIR and never frees it when the worker is killed, so each
+    worker gets its own, removed when the worker is replaced."""
+    return os.path.join(tempfile.gettempdir(), f"tensix-diff-worker-{pid}")
 
 
 class Zygote:
@@ -225,6 +236,8 @@ class Worker:
     def _drop(self) -> None:
         if self.conn is not None:
             self.conn.close()
+        if self.pid is not None:
+            shutil.rmtree(worker_tmp(self.pid), ignore_errors=True)
         self.conn = self.pid = None
         self._pending = False
 
