@@ -2,9 +2,11 @@
 
 For every instruction of golden/isa.yaml, and within it every mode value (addr_mode and the other
 *mod* fields) and every field-value class (zero, one, max, other), the strongest evidence the corpus
-gives: ``compared`` (a device recording and golden's run were compared), ``recorded`` (the device ran
-it but golden could not, so nothing was compared), ``golden`` (ran on golden only, no recording) or
-``never``. A harness must say plainly what it has not tested: the report lists the untested.
+gives: ``observed`` (in a case whose device recording matched golden, this instruction's own effect reached
+the compared state: tensix_diff.effects), ``compared`` (it ran in a compared case, its effect unseen),
+``recorded`` (the device ran it but golden could not, so nothing was compared), ``golden`` (ran on golden
+only, no recording) or ``never``. A harness must say plainly what it has not tested: the report lists
+the untested. Effects are cached per case and golden revision under ~/.cache/tensix-diff/effects.
 """
 from __future__ import annotations
 
@@ -15,12 +17,17 @@ from pathlib import Path
 
 from golden import isa
 from hwbridge.base import Result
-from tensix_diff.case import Case
-from tensix_diff.compare import DIVERGED, judge
+from tensix_diff.assess import assess
+from tensix_diff.case import Case, case_hash
+from tensix_diff.compare import DIVERGED, KNOWN, MATCHED
+from tensix_diff.effects import observed_effects
 from tensix_diff import report_html as H
 
-LEVELS = ("compared", "recorded", "golden", "never")   # strongest first
-DEFAULT_CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
+LEVELS = ("observed", "compared", "recorded", "golden", "never")   # strongest first
+RAN = LEVELS[:4]
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CORPUS = ROOT / "tests" / "corpus"
+DEFAULT_PATHS = [DEFAULT_CORPUS, ROOT / "tests" / "fuzz_corpus"]
 
 
 def is_mode_field(name: str) -> bool:
@@ -51,13 +58,13 @@ def possible_modes(ins: isa.Instruction) -> int:
 @dataclass
 class InsCoverage:
     ins: isa.Instruction
-    cases: dict[str, int] = field(default_factory=lambda: {lv: 0 for lv in LEVELS[:3]})
-    modes: dict[str, set] = field(default_factory=lambda: {lv: set() for lv in LEVELS[:3]})     # (field, value)
-    classes: dict[str, set] = field(default_factory=lambda: {lv: set() for lv in LEVELS[:3]})   # (field, class)
+    cases: dict[str, int] = field(default_factory=lambda: {lv: 0 for lv in RAN})
+    modes: dict[str, set] = field(default_factory=lambda: {lv: set() for lv in RAN})     # (field, value)
+    classes: dict[str, set] = field(default_factory=lambda: {lv: set() for lv in RAN})   # (field, class)
 
     @property
     def level(self) -> str:
-        return next((lv for lv in LEVELS[:3] if self.cases[lv]), "never")
+        return next((lv for lv in RAN if self.cases[lv]), "never")
 
     def seen(self, kind: str, level: str) -> set:
         """Items seen at ``level`` or stronger."""
@@ -86,14 +93,16 @@ class Coverage:
 
     def summary_lines(self) -> list[str]:
         n = len(self.instructions)
-        lines = [f"corpus: {self.cases} cases: " + ", ".join(f"{self.case_levels[lv]} {lv}" for lv in LEVELS),
-                 f"instructions: {n} in the ISA table: {self.count('compared')} compared against a device, "
+        lines = [f"corpus: {self.cases} cases: " + ", ".join(f"{self.case_levels[lv]} {lv}" for lv in LEVELS[1:]),
+                 f"instructions: {n} in the ISA table: {self.count('observed')} with an observed effect in a matched"
+                 f" case, {self.count('compared')} more ran in compared cases (effect never seen), "
                  f"{self.count('recorded')} recorded on a device but not compared, "
                  f"{self.count('golden')} ran on golden only, {self.count('never')} never ran"]
-        for lv in ("compared", "golden"):
+        for lv, label in (("observed", "effect observed in a matched case"), ("compared", "ran in a compared case"),
+                          ("golden", "run at all")):
             modes = sum(len(c.seen("modes", lv)) for c in self.instructions.values())
             classes = sum(len(c.seen("classes", lv)) for c in self.instructions.values())
-            lines.append(f"{'device-compared' if lv == 'compared' else 'run at all'}: {modes} of "
+            lines.append(f"{label}: {modes} of "
                          f"{sum(possible_modes(c.ins) for c in self.instructions.values())} mode values, "
                          f"{classes} of {sum(c.class_total for c in self.instructions.values())} field-value classes")
         if self.divergences:
@@ -104,10 +113,13 @@ class Coverage:
         out = []
         for name in sorted(self.instructions, key=lambda n: (self.instructions[n].ins.unit, n)):
             c = self.instructions[name]
-            out.append((name, c.ins.unit, c.ins.golden, c.level, c.cases["compared"], c.cases["golden"],
-                        ",".join(map(str, c.addr_modes("compared"))) or "-",
-                        f"{len(c.seen('modes', 'compared'))}/{len(c.seen('modes', 'golden'))}/{possible_modes(c.ins)}",
-                        f"{len(c.seen('classes', 'compared'))}/{len(c.seen('classes', 'golden'))}/{c.class_total}",
+            out.append((name, c.ins.unit, c.ins.golden, c.level, c.cases["observed"],
+                        c.cases["observed"] + c.cases["compared"], c.cases["golden"],
+                        ",".join(map(str, c.addr_modes("observed"))) or "-",
+                        f"{len(c.seen('modes', 'observed'))}/{len(c.seen('modes', 'compared'))}/"
+                        f"{len(c.seen('modes', 'golden'))}/{possible_modes(c.ins)}",
+                        f"{len(c.seen('classes', 'observed'))}/{len(c.seen('classes', 'compared'))}/"
+                        f"{len(c.seen('classes', 'golden'))}/{c.class_total}",
                         "refuses" if c.ins.ttsim_unsupported else ""))
         return out
 
@@ -118,7 +130,7 @@ class Coverage:
             c = self.instructions[name]
             for f in (f for f in c.ins.fields if is_mode_field(f.name)):
                 by_level, shown = [], set()
-                for lv in LEVELS[:3]:
+                for lv in RAN:
                     vals = sorted(v for n, v in c.modes[lv] if n == f.name and v not in shown)
                     shown.update(vals)
                     by_level.append(",".join(map(str, vals)) or "-")
@@ -126,8 +138,8 @@ class Coverage:
                     out.append((name, f.name, *by_level, (1 << f.width) - len(shown)))
         return out
 
-    HEADERS = ("instruction", "unit", "golden", "evidence", "cases cmp", "cases gold", "addr_mode cmp",
-               "modes cmp/run/all", "classes cmp/run/all", "ttsim")
+    HEADERS = ("instruction", "unit", "golden", "evidence", "cases obs", "cases cmp", "cases gold", "addr_mode obs",
+               "modes obs/cmp/run/all", "classes obs/cmp/run/all", "ttsim")
 
     def to_json(self) -> dict:
         return {"cases": self.cases, "case_levels": self.case_levels,
@@ -142,37 +154,43 @@ def case_level(golden: Result | None, device: Result | None) -> str:
     return "compared" if dev_ok and gold_ok else "recorded" if dev_ok else "golden" if gold_ok else "never"
 
 
-def measure(runs: list[tuple[Case, Result | None, Result | None]]) -> Coverage:
-    """``runs``: per case, golden's Result and the device recording's Result (None: no recording)."""
+Run = tuple  # (case, golden Result, device Result or None, observed (thread, index) pairs or None)
+
+
+def measure(runs: list[Run]) -> Coverage:
+    """``runs``: per case, golden's Result, the device recording's Result (None: no recording) and, for a
+    case that matched, the instructions whose effect was observed."""
     cov = Coverage({name: InsCoverage(ins) for name, ins in isa.table().items()})
-    for case, golden, device in runs:
+    for case, golden, device, observed, *rest in runs:
         cov.cases += 1
         level = case_level(golden, device)
         cov.case_levels[level] += 1
-        if level == "compared":
-            v = judge(device, golden, ("device", "golden"))
-            if v.outcome == DIVERGED:
-                cov.divergences.append((case, device.state, golden.state, v.message))
+        if rest and rest[0] == DIVERGED:
+            cov.divergences.append((case, device.state, golden.state, rest[1]))
         if level == "never":
             continue
-        for name in _mark(cov, case, level):
-            cov.instructions[name].cases[level] += 1
+        _mark(cov, case, level, {tuple(x) for x in observed or ()} if level == "compared" else set())
     return cov
 
 
-def _mark(cov: Coverage, case: Case, level: str) -> set[str]:
-    names = set()
-    for words in case.threads.values():
-        for w in words:
+def _mark(cov: Coverage, case: Case, level: str, observed: set) -> None:
+    """Mark every instruction of the case at ``level`` (the ``observed`` ones at "observed"); each
+    instruction counts the case once, at its strongest level in it."""
+    names: dict[str, str] = {}
+    for t, words in case.threads.items():
+        for i, w in enumerate(words):
             ins, vals = isa.decode(w)
-            names.add(ins.name)
+            lv = "observed" if (t, i) in observed else level
             c = cov.instructions[ins.name]
             for f in ins.fields:
                 v = vals[f.name]
-                c.classes[level].add((f.name, value_class(v, f.width)))
+                c.classes[lv].add((f.name, value_class(v, f.width)))
                 if is_mode_field(f.name):
-                    c.modes[level].add((f.name, v))
-    return names
+                    c.modes[lv].add((f.name, v))
+            if names.get(ins.name) != "observed":
+                names[ins.name] = lv
+    for name, lv in names.items():
+        cov.instructions[name].cases[lv] += 1
 
 
 # --- rendering -----------------------------------------------------------------------------------------
@@ -185,14 +203,15 @@ def terminal_table(cov: Coverage, only: str | None = None) -> str:
 
 
 def html_report(cov: Coverage) -> str:
-    legend = ("<p>Evidence: <b>compared</b> = a device recording was compared with golden; <b>recorded</b> = "
+    legend = ("<p>Evidence: <b>observed</b> = the instruction's effect reached compared state in a case that "
+              "matched the device; <b>compared</b> = it ran in a compared case, its effect unseen; <b>recorded</b> = "
               "the device ran it, golden could not; <b>golden</b> = golden only; <b>never</b> = untested. "
-              "'cmp/run/all': items compared against a device / run anywhere / possible.</p>")
-    cls = {"compared": "device", "recorded": "device", "golden": "golden", "never": "never"}
+              "'obs/cmp/run/all': items observed / in compared cases / run anywhere / possible.</p>")
+    cls = {"observed": "device", "compared": "device", "recorded": "device", "golden": "golden", "never": "never"}
     sections = [("Summary", H.pre(cov.summary_lines()) + legend),
                 ("Instructions", H.table(cov.HEADERS, cov.rows(), [cls[r[3]] for r in cov.rows()])),
                 ("Mode values of the instructions that ran",
-                 H.table(("instruction", "field", *LEVELS[:3], "untested values"), cov.mode_rows()))]
+                 H.table(("instruction", "field", *RAN, "untested values"), cov.mode_rows()))]
     figs = [H.heatmap_figure(f"{c.name}: {s}", d["dest"], g["dest"]) for c, d, g, s in cov.divergences
             if "dest" in d and "dest" in g]
     if cov.divergences:
@@ -203,26 +222,106 @@ def html_report(cov: Coverage) -> str:
 
 # --- the command ---------------------------------------------------------------------------------------
 
-def collect(paths: list[str], recordings: str | None = None) -> list[tuple[Case, Result | None, Result | None]]:
-    """Run every case on golden and look up its recording in the replay store."""
+def collect(paths: list, recordings: str | None = None, jobs: int = 2) -> list[Run]:
+    """Run every case on golden, look up its recording, assess the pair, and for each match the
+    instructions whose effect was observed (cached; ``jobs`` processes). Progress on stderr."""
     from hwbridge.hw_corpus import load_any
     from tensix_diff.backends import open_backend, run_case
     golden, replay = open_backend("golden"), open_backend("replay", recordings=recordings)
-    out = []
-    for case in load_any(paths):   # case files, directories and recorded fuzz bundles
+    cases = load_any(paths)   # case files, directories and recorded fuzz bundles
+    out, todo = [], []
+    cache = _EffectsCache()
+    for n, case in enumerate(cases, 1):
         rec = run_case(replay, case)
+        rec = rec if rec.status not in ("missing", "stale") else None
         try:
             model = golden.run(case)
         except Exception as e:  # a golden bug: counted as not run, and said, never a traceback
             print(f"coverage: golden raised on {case.name}: {type(e).__name__}: {e}", file=sys.stderr)
             model = Result("golden-crash", message=f"{type(e).__name__}: {e}")
-        out.append((case, model, rec if rec.status not in ("missing", "stale") else None))
-    return out
+        outcome, message = None, ""
+        if rec is not None and rec.ok and model.ok:
+            v = assess(case, model, rec, ("golden", "device"), "replay")
+            outcome, message = v.outcome, v.message
+        observed = None
+        if outcome in (MATCHED, KNOWN):
+            observed = cache.get(case)
+            if observed is None:
+                todo.append(len(out))
+        out.append([case, model, rec, observed, outcome, message])
+        _progress("assessed", n, len(cases))
+    if todo:
+        work = [(out[i][0], out[i][2].state, out[i][1].state) for i in todo]
+        if jobs > 1 and len(work) > 20:
+            import multiprocessing
+            with multiprocessing.get_context("fork").Pool(jobs) as pool:
+                found = []
+                for k, r in enumerate(pool.imap(_effects, work, chunksize=8), 1):
+                    found.append(r)
+                    _progress("effects", k, len(work))
+        else:
+            found = [_effects(w) for w in work]
+        for i, observed in zip(todo, found):
+            out[i][3] = observed
+            cache.put(out[i][0], observed)
+        cache.save()
+    return [tuple(r) for r in out]
+
+
+def _effects(work) -> list:
+    case, device_state, golden_state = work
+    return [list(x) for x in observed_effects(case, device_state, golden_state).observed]
+
+
+def _progress(what: str, n: int, total: int) -> None:
+    if sys.stderr.isatty() and (n % 500 == 0 or n == total):
+        print(f"\rcoverage: {what} {n}/{total}", end="\n" if n == total else "", file=sys.stderr, flush=True)
+
+
+class _EffectsCache:
+    """Observed instructions per case hash, valid for one golden revision (a hash of golden's sources)."""
+
+    def __init__(self):
+        import hashlib
+        import os
+        h = hashlib.sha256()
+        for p in sorted((ROOT / "golden").rglob("*")):
+            if p.suffix in (".py", ".yaml"):
+                h.update(p.read_bytes())
+        h.update(Path(__file__).with_name("effects.py").read_bytes())
+        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tensix-diff" / "effects"
+        self.path = root / f"{h.hexdigest()[:16]}.json"
+        try:
+            self.data = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            self.data = {}
+        self.dirty = False
+
+    def get(self, case: Case):
+        got = self.data.get(case_hash(case))
+        return None if got is None else [tuple(x) for x in got]
+
+    def put(self, case: Case, observed) -> None:
+        self.data[case_hash(case)] = [list(x) for x in observed]
+        self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(f".{__import__('os').getpid()}.tmp")
+            tmp.write_text(json.dumps(self.data))
+            tmp.replace(self.path)
+        except OSError:
+            pass      # a cache that cannot be written only costs time
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("coverage", help="instruction/mode coverage of the corpus and its recordings")
-    p.add_argument("paths", nargs="*", help=f"case files, directories or *.cases.jsonl.gz bundles (default: {DEFAULT_CORPUS.name}/)")
+    p.add_argument("paths", nargs="*", help="case files, directories or *.cases.jsonl.gz bundles"
+                   " (default: tests/corpus and tests/fuzz_corpus)")
+    p.add_argument("--jobs", type=int, default=2, metavar="N", help="processes for the effect accounting (default 2)")
     p.add_argument("--recordings", metavar="DIR", help="replay store directory (default: the project's)")
     p.add_argument("--html", metavar="OUT.html", help="also write a self-contained HTML report")
     p.add_argument("--json", metavar="OUT.json", help="also write the figures as JSON")
@@ -232,8 +331,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    paths = args.paths or ([str(DEFAULT_CORPUS)] if DEFAULT_CORPUS.is_dir() else [])
-    cov = measure(collect(paths, args.recordings))
+    paths = args.paths or [str(p) for p in DEFAULT_PATHS if p.is_dir()]
+    cov = measure(collect(paths, args.recordings, args.jobs))
     if not args.summary:
         print(terminal_table(cov, args.only))
     print("\n".join(cov.summary_lines()))

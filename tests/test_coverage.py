@@ -15,7 +15,9 @@ from hwbridge.base import OK, Result
 from hwbridge.golden_backend import GoldenBackend
 from tensix_diff.case import Case, dump_case
 from tensix_diff.cli import main
+from tensix_diff.assess import assess
 from tensix_diff.coverage import DEFAULT_CORPUS, LEVELS, html_report, measure, value_class
+from tensix_diff.effects import observed_effects
 from tensix_diff.report_html import dest_heatmap, png
 from tensix_diff.store import Recording, Store
 
@@ -39,10 +41,18 @@ GOLDEN_ONLY = Case("gold", "", {1: asm("INCRWC rwc_cr=0 rwc_d=1 rwc_b=15 rwc_a=0
 NOT_MODELLED = Case("unmodelled", "", {0: asm("ZEROACC clear_mode=4 addr_mode=7 where=0")})
 
 
+def _run(case, dev):
+    """What coverage.collect makes of one case: golden's result, the recording, observed effects, verdict."""
+    g = GoldenBackend().run(case)
+    if dev is None or not (dev.ok and g.ok):
+        return (case, g, dev, None, None, "")
+    v = assess(case, g, dev, ("golden", "device"), "replay")
+    observed = observed_effects(case, dev.state, g.state).observed if v.outcome in ("matched", "known") else None
+    return (case, g, dev, observed, v.outcome, v.message)
+
+
 def _runs():
-    g = GoldenBackend()
-    return [(COMPARED, g.run(COMPARED), device(COMPARED)), (GOLDEN_ONLY, g.run(GOLDEN_ONLY), None),
-            (NOT_MODELLED, g.run(NOT_MODELLED), device(NOT_MODELLED))]
+    return [_run(COMPARED, device(COMPARED)), _run(GOLDEN_ONLY, None), _run(NOT_MODELLED, device(NOT_MODELLED))]
 
 
 def test_value_classes():
@@ -53,31 +63,34 @@ def test_value_classes():
 def test_each_instruction_gets_its_strongest_evidence():
     cov = measure(_runs())
     ins = cov.instructions
-    assert ins["SETRWC"].level == "compared" and ins["ZEROACC"].level == "compared"
+    # SETRWC clears counters that are already 0: it ran in a matched case, but its effect was never seen
+    assert ins["SETRWC"].level == "compared" and ins["ZEROACC"].level == "observed"
     assert ins["INCRWC"].level == "golden"
     assert ins["MVMUL"].level == "never"
-    assert ins["ZEROACC"].addr_modes("compared") == [2]
-    assert ins["ZEROACC"].cases == {"compared": 1, "recorded": 1, "golden": 0}
+    assert ins["ZEROACC"].addr_modes("observed") == [2]
+    assert ins["ZEROACC"].cases == {"observed": 1, "compared": 0, "recorded": 1, "golden": 0}
+    assert ins["SETRWC"].cases == {"observed": 0, "compared": 1, "recorded": 0, "golden": 0}
     assert ("addr_mode", 7) in ins["ZEROACC"].seen("modes", "recorded")       # device ran it, golden could not
     assert ("rwc_b", "max") in ins["INCRWC"].seen("classes", "golden")
     assert not ins["INCRWC"].seen("classes", "compared")
     assert sum(cov.count(lv) for lv in LEVELS) == len(isa.table()) == 137
-    assert cov.case_levels == {"compared": 1, "recorded": 1, "golden": 1, "never": 0}
+    assert cov.case_levels == {"observed": 0, "compared": 1, "recorded": 1, "golden": 1, "never": 0}
     text = "\n".join(cov.summary_lines())
-    assert "2 compared against a device" in text and "1 ran on golden only" in text and "134 never ran" in text
+    assert "1 with an observed effect in a matched case, 1 more ran in compared cases" in text
+    assert "1 ran on golden only" in text and "134 never ran" in text
 
 
 def test_the_html_report_is_self_contained_and_draws_the_dest_difference():
     def flip(state):
         state["dest"][700][3] ^= 0x00FF
     runs = _runs()
-    runs[0] = (COMPARED, runs[0][1], device(COMPARED, flip))
+    runs[0] = _run(COMPARED, device(COMPARED, flip))
     cov = measure(runs)
     assert [c.name for c, *_ in cov.divergences] == ["cmp"]
     page = html_report(cov)
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)            # no external asset
     assert page.count("data:image/png;base64,") == 1 and "1 Dest cells differ (rows 700..700)" in page
-    assert "<tr><td>ZEROACC</td><td>addr_mode</td><td>2</td><td>7</td><td>-</td>" in page   # 7: recorded only
+    assert "<tr><td>ZEROACC</td><td>addr_mode</td><td>-</td><td>2</td><td>7</td><td>-</td>" in page   # 7: recorded
     raw = base64.b64decode(re.search(r"data:image/png;base64,([A-Za-z0-9+/=]+)", page).group(1))
     assert raw[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", raw[16:24])
@@ -110,7 +123,7 @@ def test_the_command_reads_a_corpus_and_its_recordings(tmp_path, capsys):
                  "--json", str(out_json)])
     text = capsys.readouterr().out
     assert code == 0
-    assert re.search(r"^ZEROACC\s+MATH\s+\S+\s+compared\s+1\s+0\s+2\s", text, re.M)
+    assert re.search(r"^ZEROACC\s+MATH\s+\S+\s+observed\s+1\s+1\s+0\s+2\s", text, re.M)
     assert "corpus: 3 cases: 1 compared, 1 recorded, 1 golden, 0 never" in text
     figures = json.loads(out_json.read_text())
     assert figures["levels"]["golden"] == 1 and figures["instructions"]["INCRWC"]["evidence"] == "golden"
@@ -120,6 +133,6 @@ def test_the_command_reads_a_corpus_and_its_recordings(tmp_path, capsys):
 def test_the_committed_corpus_is_measured_against_all_137_instructions(capsys):
     assert main(["coverage", str(DEFAULT_CORPUS), "--summary"]) == 0
     text = capsys.readouterr().out
-    m = re.search(r"(\d+) compared against a device, (\d+) recorded on a device but not compared, "
-                  r"(\d+) ran on golden only, (\d+) never ran", text)
+    m = re.search(r"(\d+) with an observed effect in a matched case, (\d+) more ran in compared cases \(effect never"
+                  r" seen\), (\d+) recorded on a device but not compared, (\d+) ran on golden only, (\d+) never ran", text)
     assert m and sum(map(int, m.groups())) == 137
