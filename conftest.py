@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tensix_diff.backends import BACKENDS, BackendUnavailable, get_backend
+from tensix_cli.backends import BACKENDS, BackendUnavailable, get_backend
 from tensix_diff.case import CASE_SUFFIXES, Case, CaseError, case_hash, load_case
 from tensix_diff.assess import assess, registry
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
-from tensix_diff.minimize import hypothesis_phases, minimize_failure
+from tensix_cli.minimize import hypothesis_phases, minimize_failure
 from tensix_diff.store import RECORD_MODES, Store, StoreError
 from tensix_diff.triage import stale_known, unused_entries
 

@@ -1,51 +1,10 @@
 """The golden backend: run a case on golden's model and observe everything it holds."""
 from __future__ import annotations
 
-import numpy as np
-
 from golden.core import Tensix
-from golden.errors import GoldenError
-from golden.ops.config import GLOBAL_BASE, word_mask
-from golden.registers import CONFIG_STATES
-from golden.state import ADC_UNITS, THREADS, AdcChannel, Rwc, TensixState
 from tensix_diff.case import Case
-
-from .base import OK, Result
-
-
-def apply_init(s: TensixState, case: Case) -> None:
-    init = case.init
-    for t, regs in init.gpr.items():
-        for i, v in regs.items():
-            s.gpr[t][i] = v
-    for t, regs in init.thread_config.items():
-        for i, v in regs.items():
-            s.thread_config[t][i] = v
-    for st, regs in init.config.items():
-        for i, v in regs.items():
-            # Config keeps only named-field bits; words of the GLOBAL section exist once, in both states.
-            v &= word_mask(i) or 0xFFFFFFFF
-            for target in range(CONFIG_STATES) if i >= GLOBAL_BASE else (st,):
-                s.config[target][i] = v
-    for addr, data in init.l1:
-        s.l1.write(addr, data)
-    for row, vals in init.dest:
-        s.dest.bits[row] = np.asarray(vals, dtype=np.uint16)
-        s.dest.valid[row] = True
-
-
-def observe(s: TensixState, case: Case) -> dict:
-    """The contract's state dump of everything the case observes."""
-    return {
-        "dest": s.dest.bits.tolist(),
-        "dest_valid": s.dest.valid.tolist(),
-        "rwc": {str(t): {k: getattr(s.rwc[t], k) for k in Rwc.FIELDS} for t in range(THREADS)},
-        "adc": {str(t): {u: {str(c): {k: getattr(s.adc[t][u][c], k) for k in AdcChannel.FIELDS}
-                             for c in range(2)} for u in ADC_UNITS} for t in range(THREADS)},
-        "gpr": {str(t): list(s.gpr[t]) for t in range(THREADS)},
-        "l1": {f"{a:#x}": s.l1.read(a, n).hex() for a, n in case.observed_l1()},
-        "config": {str(st): {str(i): s.config[st][i] for i in idx} for st, idx in case.observed_config().items()},
-    }
+from tensix_diff.golden_run import apply_init, observe, run_golden  # noqa: F401 (apply_init, observe: re-exported)
+from tensix_diff.result import Result
 
 
 class GoldenBackend:
@@ -55,10 +14,4 @@ class GoldenBackend:
         self.machine_factory = machine_factory
 
     def run(self, case: Case) -> Result:
-        m = self.machine_factory()
-        apply_init(m.s, case)
-        try:
-            m.run(case.threads)
-        except GoldenError as e:
-            return Result(status=e.kind, message=str(e), provenance={"device": "golden"})
-        return Result(status=OK, state=observe(m.s, case), provenance={"device": "golden"})
+        return run_golden(case, self.machine_factory)

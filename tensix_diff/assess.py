@@ -15,7 +15,7 @@ from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
-from hwbridge.base import OK, REFUSED, Result
+from .result import OK, REFUSED, Result
 
 from .case import Case
 from .compare import DIVERGED, KNOWN, MATCHED, UNCOMPARED, Comparison, NothingCompared, Verdict, judge

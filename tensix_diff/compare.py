@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from hwbridge.base import DEVICE_ERROR, GOLDEN_ERRORS, MISSING, OK, STALE, Result
+from .result import DEVICE_ERROR, GOLDEN_ERRORS, MISSING, OK, STALE, Result
 
 REGIONS = ("dest", "dest_valid", "rwc", "adc", "gpr", "l1", "config")
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from golden import isa
-from hwbridge.golden_backend import GoldenBackend
 
 from .case import Case
+from .golden_run import run_golden
 
 NOP = isa.encode("NOP", {})
 
@@ -44,7 +44,7 @@ def _mask(mask: Iterable[str] | dict) -> dict:
 
 def _observe(case: Case, mask: dict, state: dict | None = None, status: str = "ok"):
     if state is None:
-        r = GoldenBackend().run(case)
+        r = run_golden(case)
         state, status = r.state, r.status
     return ("status", status) if status != "ok" else _project(state, mask)
 

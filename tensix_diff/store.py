@@ -40,7 +40,7 @@ from typing import Any, Iterator
 
 from golden.registers import CONFIG_STATES, CONFIG_WORDS
 from golden.state import ADC_UNITS, COLS, DEST_ROWS, GPRS, THREADS, AdcChannel, Rwc
-from hwbridge.base import DEVICE_ERROR, GOLDEN_ERRORS, OK, REFUSED, Result
+from .result import DEVICE_ERROR, GOLDEN_ERRORS, OK, REFUSED, Result
 
 from .case import NAME_RE, Case, case_hash
 

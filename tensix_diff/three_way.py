@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hwbridge.base import Result
+from .result import Result
 
 from .case import Case, case_hash
 from .compare import MATCHED, NothingCompared, judge

@@ -14,8 +14,8 @@ from typing import Callable, Iterable
 from golden.core import Tensix
 from golden.errors import GoldenError
 from golden.state import TensixState
-from hwbridge.base import Result
-from hwbridge.golden_backend import apply_init
+from tensix_diff.result import Result
+from tensix_diff.golden_run import apply_init
 from tensix_diff.case import Case
 from tensix_diff.compare import DIVERGED, KNOWN, MATCHED, Comparison, Verdict, judge
 from tensix_diff.known import KnownEntry, load_known

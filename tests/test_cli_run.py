@@ -9,7 +9,7 @@ import pytest
 
 from hwbridge.base import Result
 from hwbridge.golden_backend import GoldenBackend
-from tensix_diff import backends, cli
+from tensix_cli import backends, cli
 from tensix_diff.case import case_hash, load_case
 from tensix_diff.store import Recording, Store
 
@@ -141,7 +141,7 @@ def test_device_failure_exit_3(project, capsys, monkeypatch):
 
 
 def test_device_that_cannot_start_exit_3_and_missing_backend_exit_2(project, capsys, monkeypatch):
-    from tensix_diff.backends import BackendUnavailable
+    from tensix_cli.backends import BackendUnavailable
 
     def broken(name, **kw):
         raise OSError("no Tenstorrent device found")

@@ -14,9 +14,9 @@ from golden import isa
 from hwbridge.base import OK, Result
 from hwbridge.golden_backend import GoldenBackend
 from tensix_diff.case import Case, dump_case
-from tensix_diff.cli import main
+from tensix_cli.cli import main
 from tensix_diff.assess import assess
-from tensix_diff.coverage import DEFAULT_CORPUS, LEVELS, html_report, measure, value_class
+from tensix_cli.coverage import DEFAULT_CORPUS, LEVELS, html_report, measure, value_class
 from tensix_diff.effects import observed_effects
 from tensix_diff.report_html import dest_heatmap, png
 from tensix_diff.store import Recording, Store

@@ -17,7 +17,7 @@ from generators.strategies import cases
 from golden import isa
 from golden.registers import thread_config_field
 from hwbridge.golden_backend import GoldenBackend
-from tensix_diff import cli
+from tensix_cli import cli
 from tensix_diff.case import canonical, dump_case, parse_case, validate_shape
 
 PROFILES = ("default", "counters", "scalar", "regfile", "arith")
@@ -233,7 +233,7 @@ def test_fuzz_write_cases_without_running(tmp_path, capsys):
 
 def test_fuzz_reports_divergences_with_case_seed(tmp_path, capsys, monkeypatch):
     from hwbridge.base import Result
-    from tensix_diff import fuzz
+    from tensix_cli import fuzz
 
     class Skewed:
         """A backend that disagrees with golden on thread GPRs of every third case."""

@@ -187,7 +187,7 @@ def test_record_command_writes_labelled_recordings(sim_path, tmp_path):
     (cases / "a.yaml").write_text(dump_case(Case("hw-rec-a", "", {0: ONE})))
     (cases / "b.yaml").write_text(dump_case(Case("hw-rec-b", "", {0: []}, init=Init(config={0: {1: 0x2}}))))
     store = tmp_path / "store"
-    out = subprocess.run([sys.executable, "-m", "tensix_diff.cli", "record", str(cases), "--simulator", sim_path,
+    out = subprocess.run([sys.executable, "-m", "tensix_cli.cli", "record", str(cases), "--simulator", sim_path,
                           "--simulator-version", "9.9.9", "--recordings", str(store)],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr

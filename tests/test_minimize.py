@@ -9,7 +9,7 @@ from hwbridge.replay import ReplayBackend
 from planted_bug import DistanceTensix, FixtureDevice, planted_addrmod_bug, planted_golden, SECTION
 from tensix_diff.case import Case, Init, load_case
 from tensix_diff.compare import judge
-from tensix_diff.minimize import (NOP, Minimizer, check_or_minimize, ddmin, hypothesis_phases, minimal_case,
+from tensix_cli.minimize import (NOP, Minimizer, check_or_minimize, ddmin, hypothesis_phases, minimal_case,
                                   write_bundle)
 from tensix_diff.triage import classify
 
@@ -139,7 +139,7 @@ def test_under_hw_a_failing_case_goes_to_the_minimiser(planted, tmp_path):
 
 
 def test_the_command_replays_a_recorded_minimisation_and_writes_the_bundle(planted, tmp_path, capsys):
-    from tensix_diff.cli import main
+    from tensix_cli.cli import main
     from tensix_diff.case import dump_case
     from tensix_diff.store import Store
     case = Case("cli-case", "", {0: asm(zeroacc(0, 1), "INCRWC rwc_cr=0 rwc_d=1 rwc_b=2 rwc_a=3", zeroacc(SECTION, 3),
@@ -177,8 +177,8 @@ def test_a_planted_bug_found_by_a_campaign_against_recordings_minimises_to_four_
     import json
 
     from generators.bulk import generate
-    from tensix_diff import fuzz
-    from tensix_diff.cli import main
+    from tensix_cli import fuzz
+    from tensix_cli.cli import main
     from tensix_diff.store import Store
     seed, count = 2, 60
     device = FixtureDevice(Store(tmp_path / "recordings"))

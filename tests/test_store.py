@@ -17,7 +17,7 @@ from golden import isa
 from hwbridge.base import Result
 from hwbridge.golden_backend import GoldenBackend
 from hwbridge.replay import ReplayBackend
-from tensix_diff import store_cmd
+from tensix_cli import store_cmd
 from tensix_diff.case import Case, Init, case_hash
 from tensix_diff.compare import NothingCompared, compare
 from tensix_diff.store import BUNDLE_MAX, PROVENANCE_KEYS, Recording, Store, StoreError, choose_device
@@ -367,6 +367,6 @@ def test_mutated_bundles_never_traceback(tmp_path_factory, blob):
 
 
 def test_the_store_command_is_one_line_on_bad_input(tmp_path):
-    from tensix_diff.backends import BackendFailure
+    from tensix_cli.backends import BackendFailure
     with pytest.raises(BackendFailure, match="needs the other store"):
         store_cmd.run(SimpleNamespace(action="merge", other=None, recordings=str(tmp_path), cases=None, source=None))

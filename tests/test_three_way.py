@@ -10,7 +10,7 @@ from golden import isa
 from hwbridge.base import OK, Result
 from hwbridge.golden_backend import GoldenBackend
 from tensix_diff.case import Case, dump_case
-from tensix_diff.cli import main
+from tensix_cli.cli import main
 from tensix_diff.store import Store
 from tensix_diff.three_way import three_way
 

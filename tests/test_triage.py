@@ -192,7 +192,7 @@ def test_pytest_xfails_known_divergences_and_reports_stale_ones(tmp_path):
 
 def test_run_reports_known_divergences_as_xfail_and_does_not_fail_on_them(tmp_path, monkeypatch, capsys):
     from tensix_diff.case import dump_case
-    from tensix_diff.cli import main
+    from tensix_cli.cli import main
     from tensix_diff.store import Recording, Store
     store = Store(tmp_path / "rec")
     paths = []

@@ -74,7 +74,7 @@ def test_a_status_that_disagrees_with_the_state_is_rejected(tmp_path):
 def test_a_run_over_an_edited_recording_is_one_line_and_exit_2(tmp_path):
     case = load_case(RMWCIB)
     _copy_recording(case, tmp_path / "rec", lambda d: d["state"].pop("config"))
-    p = subprocess.run([sys.executable, "-m", "tensix_diff.cli", "run", str(RMWCIB), "--recordings",
+    p = subprocess.run([sys.executable, "-m", "tensix_cli.cli", "run", str(RMWCIB), "--recordings",
                         str(tmp_path / "rec")], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert p.returncode == 2 and "lacks config" in p.stderr and p.stderr.count("\n") == 1, p.stdout + p.stderr
 

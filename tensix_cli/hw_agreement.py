@@ -1,6 +1,6 @@
 """Agreement of golden with the recorded device results, per instruction class.
 
-    python -m hwbridge.hw_agreement [CASES...] [--recordings DIR] [--json OUT]
+    python -m tensix_cli.hw_agreement [CASES...] [--recordings DIR] [--json OUT]
 
 For every case (default: the curated corpus and tests/fuzz_corpus bundles) golden runs and the
 replay store answers; each case is matched, diverged (with its triage signature, and whether
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from golden import isa
 
-from .base import OK, REFUSED
+from hwbridge.base import OK, REFUSED
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_PATHS = (REPO / "tests" / "corpus", REPO / "tests" / "fuzz_corpus")
@@ -44,8 +44,8 @@ def evaluate(cases, store) -> list[dict]:
     from tensix_diff.assess import assess
     from tensix_diff.triage import signature
 
-    from .golden_backend import GoldenBackend
-    from .replay import ReplayBackend
+    from hwbridge.golden_backend import GoldenBackend
+    from hwbridge.replay import ReplayBackend
 
     golden, replay = GoldenBackend(), ReplayBackend(store=store)
     rows = []
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     from tensix_diff.store import Store
 
-    from .hw_corpus import load_any
+    from hwbridge.hw_corpus import load_any
     cases = load_any(args.cases or [str(p) for p in DEFAULT_PATHS])
     rows = evaluate(cases, Store(args.recordings))
     devices = Counter(r["device_kind"] for r in rows if r["device_kind"])

@@ -23,10 +23,10 @@ from generators.constraints import availability_report, available
 from generators.profiles import GOLDEN_ACCEPT, ProfileError, load_profile, profile_names
 from generators.program import NoInstructions
 from .backends import BACKENDS, BackendFailure, BackendUnavailable, get_backend, judge_case
-from .case import Case, case_hash, dump_case
-from .compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
-from .report_html import campaign_html
-from .triage import CampaignTriage
+from tensix_diff.case import Case, case_hash, dump_case
+from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
+from tensix_diff.report_html import campaign_html
+from tensix_diff.triage import CampaignTriage
 
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 3
 _Fail = BackendFailure   # a one-line failure with its exit status

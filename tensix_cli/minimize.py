@@ -19,7 +19,7 @@ from typing import Callable, Sequence, TypeVar
 
 from golden import isa
 from hwbridge.base import Result
-from tensix_diff.backends import open_backend, run_case
+from tensix_cli.backends import open_backend, run_case
 from tensix_diff.case import Case, Init, case_hash, dump_case, load_case
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, MATCHED
 from tensix_diff.triage import Signature, classify, same_divergence
@@ -397,13 +397,13 @@ def add_parser(sub) -> None:
 
 
 def _backend(name: str, args) -> Callable[[Case], Result]:
-    """The named backend's run, with the commands' one-line failures (tensix_diff.backends)."""
+    """The named backend's run, with the commands' one-line failures (tensix_cli.backends)."""
     backend = open_backend(name, recordings=args.recordings, simulator=args.simulator)
     return lambda case: run_case(backend, case)
 
 
 def run(args) -> int:
-    from tensix_diff.cli import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, UsageError
+    from tensix_cli.cli import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, UsageError
     if args.max_runs < 1:
         raise UsageError("minimize: --max-runs must be at least 1")
     case = load_case(args.case)

@@ -15,12 +15,12 @@ EXIT_OK, EXIT_DIVERGED, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 3
 
 # Subcommand modules; a module missing from the tree is skipped, so commands land independently.
 COMMAND_MODULES = (
-    "tensix_diff.run_cmd",
-    "tensix_diff.fuzz",
-    "hwbridge.record",
-    "tensix_diff.minimize",
-    "tensix_diff.coverage",
-    "tensix_diff.store_cmd",
+    "tensix_cli.run_cmd",
+    "tensix_cli.fuzz",
+    "tensix_cli.record",
+    "tensix_cli.minimize",
+    "tensix_cli.coverage",
+    "tensix_cli.store_cmd",
 )
 
 
@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from .backends import BackendFailure
-    from .case import CaseError
+    from tensix_diff.case import CaseError
     try:
         args = build_parser().parse_args(argv)
         return args.func(args)

@@ -226,7 +226,7 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2) -> list[R
     """Run every case on golden, look up its recording, assess the pair, and for each match the
     instructions whose effect was observed (cached; ``jobs`` processes). Progress on stderr."""
     from hwbridge.hw_corpus import load_any
-    from tensix_diff.backends import open_backend, run_case
+    from tensix_cli.backends import open_backend, run_case
     golden, replay = open_backend("golden"), open_backend("replay", recordings=recordings)
     cases = load_any(paths)   # case files, directories and recorded fuzz bundles
     out, todo = [], []
@@ -288,7 +288,7 @@ class _EffectsCache:
         for p in sorted((ROOT / "golden").rglob("*")):
             if p.suffix in (".py", ".yaml"):
                 h.update(p.read_bytes())
-        h.update(Path(__file__).with_name("effects.py").read_bytes())
+        h.update((ROOT / "tensix_diff" / "effects.py").read_bytes())
         root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tensix-diff" / "effects"
         self.path = root / f"{h.hexdigest()[:16]}.json"
         try:

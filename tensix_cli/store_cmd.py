@@ -18,8 +18,8 @@ from collections import Counter
 from pathlib import Path
 
 from .backends import EXIT_USAGE, BackendFailure
-from .case import CaseError, case_hash
-from .store import REPO_ROOT, Recording, Store, StoreError, _Bad, _blob_hash, _check_provenance, _dict, decode_state
+from tensix_diff.case import CaseError, case_hash
+from tensix_diff.store import REPO_ROOT, Recording, Store, StoreError, _Bad, _blob_hash, _check_provenance, _dict, decode_state
 
 DEFAULT_CASES = [REPO_ROOT / "tests" / "corpus", REPO_ROOT / "tests" / "fuzz_corpus"]
 

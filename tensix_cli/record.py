@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from .base import DEVICE_ERROR
+from hwbridge.base import DEVICE_ERROR
 
 EXIT_OK, EXIT_USAGE, EXIT_DEVICE = 0, 2, 3
 REPO = Path(__file__).resolve().parents[1]
@@ -53,8 +53,8 @@ def run(args) -> int:
     from tensix_diff.case import CaseError, case_hash
     from tensix_diff.store import Store
 
-    from .hw import HwBackend
-    from .hw_corpus import load_any
+    from hwbridge.hw import HwBackend
+    from hwbridge.hw_corpus import load_any
 
     try:
         cases = load_any(args.cases or [REPO / "tests" / "corpus"])
@@ -132,5 +132,5 @@ def run(args) -> int:
 
 
 if __name__ == "__main__":
-    from tensix_diff.cli import main
+    from tensix_cli.cli import main
     sys.exit(main(["record", *sys.argv[1:]]))

@@ -14,11 +14,11 @@ from pathlib import Path
 from hwbridge.base import DEVICE_ERROR, MISSING, OK, STALE, Result
 
 from .backends import BACKENDS, BackendFailure, judge_case, open_backend, run_case
-from .case import load_cases
-from .compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
-from .effects import observed_effects
-from . import triage
-from .store import ENV_ROOT
+from tensix_diff.case import load_cases
+from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
+from tensix_diff.effects import observed_effects
+from tensix_diff import triage
+from tensix_diff.store import ENV_ROOT
 
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 3
 SOLO_FINE = (OK, "hang")   # a single backend's outcomes that are answers, not failures to answer
@@ -80,8 +80,8 @@ def write_dump(path: str, state: dict) -> None:
 
 def run_three_way(cases, args) -> int:
     """``run --three-way``: exit 0 when every case with two or more answers agrees, 1 otherwise."""
-    from . import three_way as tw
-    from .store import Store
+    from tensix_diff import three_way as tw
+    from tensix_diff.store import Store
     golden = open_backend("golden")
     store = Store(args.recordings)
     rows = [tw.three_way(case, run_case(golden, case), store) for case in cases]
