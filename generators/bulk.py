@@ -9,6 +9,7 @@ import hashlib
 from typing import Iterator
 
 from tensix_diff.case import Case
+from tensix_diff.race import is_racy
 
 from .draw import RandomDraw
 from .profiles import Profile, load_profile
@@ -24,10 +25,18 @@ def case_name(profile: Profile, seed: int, index: int) -> str:
     return f"fuzz-{profile.name}-s{seed}-{index:05d}"
 
 
+RACE_REDRAWS = 16
+
+
 def generate_one(seed: int, index: int, profile: Profile | str = "default") -> Case:
     """Case ``index`` of campaign ``seed``, exactly as ``generate`` yields it."""
     p = load_profile(profile) if isinstance(profile, str) else profile
     case = build_case(RandomDraw(case_seed(seed, index)), p, name=case_name(p, seed, index))
+    for k in range(1, RACE_REDRAWS + 1):     # never a case whose outcome depends on the thread interleaving
+        if not is_racy(case):
+            break
+        case = build_case(RandomDraw(case_seed(seed, index) ^ k << 40), p, name=case_name(p, seed, index))
+        case.tags.append(f"race-redrawn:{k}")
     case.tags.append(f"seed:{seed}:{index}")
     return case
 

@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "tensix_cli.minimize",
     "tensix_cli.coverage",
     "tensix_cli.store_cmd",
+    "tensix_cli.race_cmd",
 )
 
 

@@ -22,6 +22,7 @@ from hwbridge.base import Result
 from tensix_cli.backends import open_backend, run_case
 from tensix_diff.case import Case, Init, case_hash, dump_case, load_case
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, MATCHED
+from tensix_diff.race import is_racy, threads_in_use
 from tensix_diff.triage import Signature, classify, same_divergence
 
 T = TypeVar("T")
@@ -151,7 +152,10 @@ class Minimizer:
         return self.target is None or self.target.fields[0].startswith("status.")
 
     def test(self, case: Case) -> bool:
-        """Does ``case`` show the target divergence? If so, and it is smaller, it becomes the best."""
+        """Does ``case`` show the target divergence? If so, and it is smaller, it becomes the best. A candidate
+        whose outcome depends on the thread interleaving never does (the minimised case stays race-free)."""
+        if len(threads_in_use(case)) > 1 and is_racy(case):
+            return False
         v = self.verdict(case)
         if v.status != DIVERGED or not same_divergence(self.target, v.signature, self.strict):
             return False

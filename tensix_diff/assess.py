@@ -6,6 +6,8 @@
   configs/expected_refusals.yaml expects it (then uncompared, with that entry's reason).
 - A match in which no instruction's effect reached the compared state observed nothing the case did:
   uncompared, "nothing the case does is observable" (tensix_diff.effects).
+- A case whose golden outcome depends on the thread interleaving (tensix_diff.race) is uncompared, "racy":
+  on a card it could show either outcome, so it is never a divergence and never a match.
 - Uncompared verdicts carry a short ``why`` that run summaries count by.
 """
 from __future__ import annotations
@@ -20,10 +22,12 @@ from .result import OK, REFUSED, Result
 from .case import Case
 from .compare import DIVERGED, KNOWN, MATCHED, UNCOMPARED, Comparison, NothingCompared, Verdict, judge
 from .effects import any_observed
+from .race import check as race_check, threads_in_use
 from .known import KnownEntry, explain_diffs, explain_statuses, known_file, load_known
 from .refusals import REFUSAL_STATUSES, ExpectedRefusal, expected_refusal, load_refusals, refusals_file
 
 NOTHING_OBSERVABLE = "nothing the case does is observable"
+RACY = "racy"
 
 
 @lru_cache(maxsize=8)
@@ -58,6 +62,11 @@ def assess(case: Case, expected: Result, actual: Result, names: tuple[str, str] 
     """Judge ``actual`` against ``expected`` (one of them is usually golden, named so in ``names``)."""
     known = registry() if known is None else known
     expected_refusals = refusals() if expected_refusals is None else expected_refusals
+    if len(threads_in_use(case)) > 1:
+        race = race_check(case)
+        if race.racy:
+            return Verdict(UNCOMPARED, race.text().replace("\n", ";"), None, (expected.status, actual.status),
+                           why=RACY)
     try:
         v = judge(expected, actual, names)
     except NothingCompared as e:
