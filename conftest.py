@@ -155,7 +155,7 @@ class TensixDiffPlugin:
         h = case_hash(case)
         self.outcomes[h] = verdict.outcome
         self.used_known.update(verdict.known)
-        if device is not None:
+        if device is not None and verdict.outcome not in ("missing", "stale"):
             self.devices[device] += 1
         self.stale += stale_known(case, verdict, self.backend_name)
         if verdict.outcome == UNCOMPARED:
@@ -242,6 +242,7 @@ def pytest_configure(config):
     if config.getoption("simulator") and config.getoption("backend") != "hw":
         raise pytest.UsageError("--simulator is for the hw backend: add --backend=hw")
     config.pluginmanager.register(TensixDiffPlugin(config), "tensix_diff")
+    os.environ["TENSIX_DIFF_BACKEND"] = config.getoption("backend")   # strategies choose what they draw from
     if (config.getoption("backend") == "hw" and "HYPOTHESIS_PROFILE" not in os.environ
             and config.getoption("hypothesis_profile", None) is None):
         settings.load_profile("hw")   # on a device Hypothesis does not shrink; the minimiser does
