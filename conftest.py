@@ -48,6 +48,9 @@ def pytest_addoption(parser):
     g.addoption("--record-mode", choices=RECORD_MODES, default="none",
                 help="hw only: write what the device returned into the replay store (none|new|all)")
     g.addoption("--simulator", metavar="PATH", default=None, help="hw backend: a libttsim.so instead of a card")
+    g.addoption("--simulator-version", metavar="V", default=None,
+                help="ttsim release to label recordings with (default: $TENSIX_DIFF_SIMULATOR_VERSION or a"
+                     " version file beside the .so)")
     g.addoption("--recordings", metavar="DIR", default=None,
                 help="replay store directory (default: $TENSIX_DIFF_RECORDINGS or <repo>/recordings)")
     g.addoption("--allow-no-device", action="store_true",
@@ -98,7 +101,9 @@ class TensixDiffPlugin:
                 if self.backend_name == "replay":
                     self._backend = get_backend("replay", store=self.store, device=self.device)
                 elif self.backend_name == "hw":
-                    self._backend = get_backend("hw", simulator=self.simulator)
+                    version = self.config.getoption("simulator_version")
+                    self._backend = get_backend("hw", simulator=self.simulator,
+                                                **({"simulator_version": version} if version else {}))
                 else:
                     self._backend = get_backend(self.backend_name)
             except BackendUnavailable as e:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from pathlib import Path
 
 import yaml
@@ -82,7 +83,8 @@ def simulator_path(so: str | os.PathLike) -> Path:
 
 
 def simulator_version(so: str | os.PathLike, given: str | None = None) -> str:
-    """ttsim's release: an explicit value, TENSIX_DIFF_SIMULATOR_VERSION, or a version file beside the .so."""
+    """ttsim's release: an explicit value, TENSIX_DIFF_SIMULATOR_VERSION, or a version file beside the .so;
+    else ``unknown-<sha256 prefix>`` of the library, with a warning (recordings must say what made them)."""
     if given:
         return given
     if os.environ.get("TENSIX_DIFF_SIMULATOR_VERSION"):
@@ -92,4 +94,7 @@ def simulator_version(so: str | os.PathLike, given: str | None = None) -> str:
         f = so.parent / name
         if f.is_file():
             return f.read_text().strip()
-    return "unknown"
+    label = f"unknown-{file_sha256(so)[:12]}"
+    print(f"tensix-diff: warning: no ttsim version known for {so}: labelled '{label}' (give --simulator-version,"
+          f" $TENSIX_DIFF_SIMULATOR_VERSION or a {so.name}.version file beside it)", file=sys.stderr)
+    return label
