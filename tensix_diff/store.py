@@ -388,6 +388,7 @@ class Store:
         self.root = Path(root) if root is not None else default_root()
         self._lines: dict[tuple[str, str], _Line] | None = None
         self._names: dict[str, set[str]] = {}
+        self._devices: dict[str, set[str]] = {}   # case hash -> devices with a recording of it
         self._blobs: dict[str, str] = {}
         self._good: dict[str, int] = {}     # bundle name -> bytes known to end with a complete member
         self.warnings: list[str] = []
@@ -406,7 +407,7 @@ class Store:
     def _load(self) -> dict[tuple[str, str], _Line]:
         if self._lines is None:
             self._check_layout()
-            self._lines, self._names, self._blobs = {}, {}, {}
+            self._lines, self._names, self._blobs, self._devices = {}, {}, {}, {}
             for p in self.bundles():
                 self._read_bundle(p)
             for w in self.warnings:
@@ -431,9 +432,11 @@ class Store:
                                      f" device {device[:20]!r}, name {name[:40]!r}")
                 self._lines[(h, device)] = _Line(h, device, name, payload, p.name)
                 self._names.setdefault(name, set()).add(h)
+                self._devices.setdefault(h, set()).add(device)
 
     def devices(self, h: str) -> list[str]:
-        return sorted(d for (x, d) in self._load() if x == h)
+        self._load()
+        return sorted(self._devices.get(h, ()))
 
     def keys(self) -> list[tuple[str, str]]:
         return sorted(self._load())
@@ -443,7 +446,7 @@ class Store:
 
     def has(self, h: str, device: str | None = None) -> bool:
         lines = self._load()
-        return (h, device) in lines if device else any(x == h for x, _ in lines)
+        return (h, device) in lines if device else bool(self._devices.get(h))
 
     def path(self, h: str, device: str | None = None) -> Path:
         """The bundle holding the chosen recording of ``h`` (for messages)."""
@@ -452,12 +455,9 @@ class Store:
 
     def _choose(self, h: str, device: str | None) -> _Line | None:
         lines = self._load()
-        if device:
-            if (h, device) in lines:
-                return lines[(h, device)]
-            matching = [d for (x, d) in lines if x == h and (d == device or d.split()[0] == device)]
-            return lines[(h, choose_device(matching))] if matching else None
-        found = [d for (x, d) in lines if x == h]
+        if device and (h, device) in lines:
+            return lines[(h, device)]
+        found = [d for d in self._devices.get(h, ()) if not device or d.split()[0] == device]
         return lines[(h, choose_device(found))] if found else None
 
     def get(self, h: str, device: str | None = None, case: Case | None = None,
@@ -551,6 +551,7 @@ class Store:
         h, device, name, payload = line.split("\t", 4)[1:]
         lines[(h, device)] = _Line(h, device, name, payload, target.name)
         self._names.setdefault(name, set()).add(h)
+        self._devices.setdefault(h, set()).add(device)
         return target
 
     def record(self, case: Case, result: Result, mode: str) -> Path | None:
