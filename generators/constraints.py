@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 
-import yaml
+
+from golden import yaml_tables
 
 from golden import isa
 
@@ -130,7 +131,7 @@ def _validate(raw: dict) -> None:
 
 @cache
 def rules() -> Rules:
-    raw = yaml.safe_load(CONSTRAINTS_PATH.read_text())
+    raw = yaml_tables.load(CONSTRAINTS_PATH)
     _validate(raw)
     return Rules(raw)
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import yaml
 
+from golden import yaml_tables
+
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 PROFILE_DIR = CONFIGS / "profiles"
 OBSERVABILITY = ("hw", "full")
@@ -129,7 +131,7 @@ def load_profile(name: str) -> Profile:
     if not path.is_file():
         raise ProfileError(f"no profile '{name}' (profiles: {', '.join(profile_names())})")
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = yaml_tables.parse(path.read_text())
     except yaml.YAMLError as e:
         raise ProfileError(f"{path}: invalid YAML: {str(e).splitlines()[0]}") from None
     return parse_profile(path.stem, raw, str(path))

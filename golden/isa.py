@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import yaml
+from . import yaml_tables
 
 TABLE_PATH = Path(__file__).with_name("isa.yaml")
 GOLDEN_STATES = ("modelled", "effects", "absent")
@@ -64,7 +64,7 @@ class Instruction:
 
 @cache
 def table() -> dict[str, Instruction]:
-    raw = yaml.safe_load(TABLE_PATH.read_text())
+    raw = yaml_tables.load(TABLE_PATH)
     out: dict[str, Instruction] = {}
     for name, e in raw.items():
         fields = tuple(Field(n, hi, lo) for n, (hi, lo) in (e.get("fields") or {}).items())

@@ -5,7 +5,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import yaml
+from . import yaml_tables
+
 
 TABLE_PATH = Path(__file__).with_name("registers.yaml")
 CONFIG_WORDS = 224        # CFG_STATE_SIZE (56) x 4 ADDR32 words per config state
@@ -32,7 +33,7 @@ class RegField:
 
 @cache
 def _load() -> dict[str, dict[str, RegField]]:
-    raw = yaml.safe_load(TABLE_PATH.read_text())
+    raw = yaml_tables.load(TABLE_PATH)
     out: dict[str, dict[str, RegField]] = {}
     for space in ("config", "thread_config"):
         out[space] = {

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import yaml
+
+from golden import yaml_tables
 
 from golden.state import ADC_UNITS, THREADS
 
@@ -92,8 +93,8 @@ def load(name: str) -> Platform:
     path = PLATFORM_DIR / f"{name}.yaml"
     if not path.exists():
         raise ValueError(f"unknown hw platform {name!r} (no {path.name} in {PLATFORM_DIR})")
-    raw = yaml.safe_load(path.read_text())
-    regs = yaml.safe_load((Path(__file__).parents[1] / "golden" / "registers.yaml").read_text())
+    raw = yaml_tables.load(path)
+    regs = yaml_tables.load(Path(__file__).parents[1] / "golden" / "registers.yaml")
     named_cfg, named_tcfg = sorted(regs["config"]), sorted(regs["thread_config"])
     special = frozenset(raw.get("config_special", []))
     return Platform(

@@ -49,7 +49,14 @@ def _disasm(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
+# The command each module adds (so one command imports only its own module: start-up stays short).
+COMMAND_OF = {"run": "tensix_cli.run_cmd", "fuzz": "tensix_cli.fuzz", "record": "tensix_cli.record",
+              "minimize": "tensix_cli.minimize", "coverage": "tensix_cli.coverage", "store": "tensix_cli.store_cmd",
+              "race": "tensix_cli.race_cmd"}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``only`` (a command name) just the built-in commands and that command's module."""
     p = _Parser(prog="tensix-diff", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     a = sub.add_parser("asm", help="assemble instruction text to 32-bit Tensix words")
@@ -60,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("words", nargs="+")
     d.add_argument("--stream", action="store_true", help="the words are in instruction-stream form rotl(W, 2)")
     d.set_defaults(func=_disasm)
-    for name in COMMAND_MODULES:
+    wanted = COMMAND_MODULES if only is None else [m for c, m in COMMAND_OF.items() if c == only]
+    for name in wanted:
         try:
             mod = importlib.import_module(name)
         except ModuleNotFoundError as e:
@@ -73,11 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from .backends import BackendFailure
-    from tensix_diff.case import CaseError
+    args_in = sys.argv[1:] if argv is None else list(argv)
+    first = next((a for a in args_in if not a.startswith("-")), None)
+    only = first if first in COMMAND_OF or first in ("asm", "disasm") else None
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(only).parse_args(args_in)
         return args.func(args)
-    except (UsageError, isa.IsaError, CaseError) as e:
+    except (UsageError, isa.IsaError) as e:
         print(f"tensix-diff: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except BackendFailure as e:   # a command cannot go on: its one line and exit status (2 or 3)
@@ -86,6 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tensix-diff: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:
+        case = sys.modules.get("tensix_diff.case")   # loaded by any command that reads cases (not by disasm)
+        if case is None or not isinstance(e, case.CaseError):
+            raise
+        print(f"tensix-diff: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ from typing import Any, Callable, Iterable
 
 import yaml
 
+from golden import yaml_tables
+
 from .compare import Diff
 
 KNOWN_PATH = Path(__file__).resolve().parent.parent / "configs" / "known_divergences.yaml"
@@ -150,7 +152,7 @@ def load_known(path: str | Path | None = None) -> list[KnownEntry]:
     if not p.exists():
         return []
     try:
-        raw = yaml.safe_load(p.read_text()) or []
+        raw = yaml_tables.parse(p.read_text()) or []
     except yaml.YAMLError as e:
         raise KnownError(f"{p}: not YAML: {str(e).splitlines()[0]}") from None
     if isinstance(raw, dict):

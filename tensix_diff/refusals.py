@@ -14,6 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from golden import yaml_tables
+
 REFUSALS_PATH = Path(__file__).resolve().parent.parent / "configs" / "expected_refusals.yaml"
 REFUSALS_ENV = "TENSIX_DIFF_REFUSALS"
 REFUSAL_STATUSES = ("not-modelled", "undefined-behaviour")
@@ -45,7 +47,7 @@ def load_refusals(path: str | Path | None = None) -> list[ExpectedRefusal]:
     if not p.exists():
         return []
     try:
-        raw = yaml.safe_load(p.read_text()) or {}
+        raw = yaml_tables.parse(p.read_text()) or {}
     except yaml.YAMLError as e:
         raise RefusalsError(f"{p}: not YAML: {str(e).splitlines()[0]}") from None
     raw = raw.get("expected", []) if isinstance(raw, dict) else raw

@@ -1,0 +1,44 @@
+"""Reading the project's YAML tables fast: libyaml (yaml.CSafeLoader) when the wheel has it, and the parsed
+table cached by the file's SHA-256 under ~/.cache/tensix-diff/tables, so a command that needs the ISA table
+does not parse it on every start. A damaged or concurrent cache is only ever a cache miss."""
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def parse(text: str) -> Any:
+    return yaml.load(text, Loader=LOADER)
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tensix-diff" / "tables"
+
+
+def load(path: Path) -> Any:
+    """The parsed YAML file at ``path`` (a project table: trusted content, cached by its hash)."""
+    data = Path(path).read_bytes()
+    cache = _cache_dir() / f"{hashlib.sha256(data).hexdigest()[:32]}.pickle"
+    try:
+        with open(cache, "rb") as f:
+            return pickle.load(f)
+    except (OSError, pickle.PickleError, EOFError, AttributeError, ValueError, IndexError, ImportError):
+        pass
+    value = parse(data.decode("utf-8"))
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+    return value
