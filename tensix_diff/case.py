@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -380,9 +381,33 @@ class _Walker:
                     source=self.source, tags=tags)
 
 
+MAX_CASE_BYTES = 8 << 20     # a 40,000-instruction case is about 2.5 MB
+MAX_NESTING = 64             # a case nests a few levels; libyaml's composer recurses (a deep nest crashes it)
+MAX_INDENT = 512
+
+
+def _check_bounds(text: str, source: str) -> None:
+    """Refuse what no case needs before the YAML parser sees it: huge text, deep flow or block nesting."""
+    if len(text) > MAX_CASE_BYTES:
+        raise CaseError(f"{source}: {len(text)} bytes: a case file holds at most {MAX_CASE_BYTES >> 20} MiB")
+    depth = deepest = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    if deepest > MAX_NESTING:
+        raise CaseError(f"{source}: invalid case: structure nested {deepest} deep (at most {MAX_NESTING})")
+    indent = max((len(ln) - len(ln.lstrip(" ")) for ln in text.splitlines()), default=0)
+    if indent > MAX_INDENT:
+        raise CaseError(f"{source}: invalid case: a line indented {indent} columns (at most {MAX_INDENT})")
+
+
 def parse_case(text: str, source: str = "<text>") -> Case:
     """Parse case YAML text; every problem is one CaseError line ``SOURCE:LINE: what``."""
     w = _Walker(source)
+    _check_bounds(text, source)
     try:
         root = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as e:
@@ -401,6 +426,13 @@ def parse_case(text: str, source: str = "<text>") -> Case:
 def load_case(path: str | Path) -> Case:
     p = Path(path)
     try:
+        st = p.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(st.st_mode):
+            raise CaseError(f"{p}: not a regular file (a FIFO, device or socket is never read)")
+        if st.st_size > MAX_CASE_BYTES:
+            raise CaseError(f"{p}: {st.st_size} bytes: a case file holds at most {MAX_CASE_BYTES >> 20} MiB")
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise CaseError(f"{p}: no such case file") from None

@@ -154,3 +154,19 @@ def test_dump_quotes_names_yaml_would_misread():
         c2 = parse_case(dump_case(c), "d.yaml")
         assert (c2.name, c2.description, c2.tags) == (c.name, c.description, c.tags)
         assert c2.threads == c.threads
+
+
+def test_hostile_case_files_are_one_line_errors(tmp_path):
+    """Deep nesting (which would crash libyaml's composer), a FIFO (which would block a reader) and a huge
+    file are refused before they are parsed."""
+    import os
+    from tensix_diff.case import MAX_CASE_BYTES, CaseError, load_case
+    (tmp_path / "deep.yaml").write_text("[" * 30000)
+    os.mkfifo(tmp_path / "fifo.yaml")
+    (tmp_path / "big.yaml").write_text("name: big\nthreads:\n  0:\n" + "    - NOP\n" * (MAX_CASE_BYTES // 10 + 1))
+    (tmp_path / "indent.yaml").write_text("name: x\n" + " " * 600 + "y: 1\n")
+    for name, what in (("deep", "nested 30000 deep"), ("fifo", "not a regular file"), ("big", "at most 8 MiB"),
+                       ("indent", "indented 600 columns")):
+        with pytest.raises(CaseError, match=what) as e:
+            load_case(tmp_path / f"{name}.yaml")
+        assert "\n" not in str(e.value)
