@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from pathlib import Path
 from typing import Iterable
 
-from tensix_diff.case import Case, Init, Observe, canonical, case_files, load_case, validate_shape
+from tensix_diff.case import Case, CaseError, Init, Observe, canonical, case_files, load_case, validate_shape
 
 BUNDLE_SUFFIX = ".cases.jsonl.gz"
 
@@ -41,9 +42,49 @@ def write_bundle(path: str | Path, cases: Iterable[Case]) -> int:
     return len(lines)
 
 
+MAX_BUNDLE_INFLATE = 256 << 20     # a bundle of 1,200 cases inflates to a few MB
+
+
 def load_bundle(path: str | Path) -> list[Case]:
-    text = gzip.decompress(Path(path).read_bytes()).decode()
-    return [from_canonical(json.loads(line), f"{path}:{i + 1}") for i, line in enumerate(text.splitlines()) if line]
+    """The cases of a bundle; CaseError (one line) for a file that is not one, or inflates too far."""
+    p = Path(path)
+    try:
+        if not p.is_file():
+            raise CaseError(f"{p}: no such case bundle (or not a regular file)")
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        data = d.decompress(p.read_bytes(), MAX_BUNDLE_INFLATE + 1)
+        if len(data) > MAX_BUNDLE_INFLATE or d.unconsumed_tail:
+            raise CaseError(f"{p}: corrupt case bundle: inflates past {MAX_BUNDLE_INFLATE >> 20} MiB")
+        text = data.decode()
+    except (OSError, zlib.error, UnicodeDecodeError) as e:
+        raise CaseError(f"{p}: corrupt case bundle: {type(e).__name__}") from None
+    out = []
+    for i, line in enumerate(text.splitlines()):
+        if line:
+            try:
+                out.append(from_canonical(json.loads(line), f"{p}:{i + 1}"))
+            except CaseError:
+                raise
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
+                raise CaseError(f"{p}:{i + 1}: corrupt case line ({type(e).__name__})") from None
+    return out
+
+
+def load_each(paths: Iterable[str | Path]) -> tuple[list[Case], list[str]]:
+    """Like load_any, but a file that cannot be loaded is reported (its one line) and the rest still load."""
+    cases: list[Case] = []
+    problems: list[str] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            files = [f for f in case_files([path])] + sorted(path.rglob(f"*{BUNDLE_SUFFIX}"))
+        else:
+            files = [path]
+        for f in files:
+            try:
+                cases += load_bundle(f) if f.name.endswith(BUNDLE_SUFFIX) else [load_case(f)]
+            except CaseError as e:
+                problems.append(str(e))
+    return cases, problems
 
 
 def load_any(paths: Iterable[str | Path]) -> list[Case]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from hwbridge.base import DEVICE_ERROR, MISSING, OK, STALE, Result
 
 from .backends import BACKENDS, BackendFailure, judge_case, open_backend, run_case
-from tensix_diff.case import load_cases
+from hwbridge.hw_corpus import load_each
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
 from tensix_diff.effects import observed_effects
 from tensix_diff import triage
@@ -97,9 +97,17 @@ def run_three_way(cases, args) -> int:
 
 
 def run(args) -> int:
-    cases = load_cases(args.cases)
+    cases, problems = load_each(args.cases)       # case files, directories, *.cases.jsonl.gz bundles
+    for line in problems:                          # a bad file is reported; the others still run
+        print(f"ERROR {line}")
+    seen: dict[str, str] = {}
+    for c in cases:
+        if c.name in seen:
+            raise BackendFailure(EXIT_USAGE, f"{c.source}: case name '{c.name}' is already used by {seen[c.name]}")
+        seen[c.name] = c.source
     if not cases:
-        raise BackendFailure(EXIT_USAGE, f"no case files in {' '.join(args.cases)}")
+        raise BackendFailure(EXIT_USAGE, f"no case files in {' '.join(args.cases)}"
+                             + (f" ({len(problems)} could not be read)" if problems else ""))
     if args.three_way:
         return run_three_way(cases, args)
     solo = args.backend == args.against
@@ -147,4 +155,7 @@ def run(args) -> int:
         print("uncompared: " + ", ".join(f"{n} {why}" for why, n in whys.most_common()))
     if devices:
         print("replayed recordings of: " + ", ".join(f"{d} ({n})" for d, n in sorted(devices.items())))
+    if problems:
+        print(f"{len(problems)} file(s) could not be read (listed above as ERROR)")
+        return _exit_code(outcomes) or EXIT_USAGE     # a divergence or device failure still says so first
     return _exit_code(outcomes)

@@ -108,15 +108,17 @@ def test_corrupt_recording_is_one_line_exit_2(project, capsys):
     assert err.strip().count("\n") == 0 and str(p) in err and "corrupt bundle" in err
 
 
-def test_malformed_case_is_one_line_exit_2(project, capsys):
+def test_malformed_case_is_one_line_and_the_rest_still_run_exit_2(project, capsys):
     bad = project / "cases" / "bad.yaml"
     bad.write_text("name: bad\nthreads:\n  0:\n    - SETRWC bitmask=99\n")
     code, out, err = main(capsys, "run", project / "cases", "--backend", "golden")
-    assert code == 2 and out == ""
-    assert err.strip() == f"tensix-diff: error: {bad}:4: thread 0: SETRWC: field 'bitmask' value 0x63 does not fit" \
-                          " in 6 bit(s) [5:0]"
-    code, _, err = main(capsys, "run", project / "nothing-here")
-    assert code == 2 and "no such case file or directory" in err
+    assert code == 2 and err == ""
+    assert f"ERROR {bad}:4: thread 0: SETRWC: field 'bitmask' value 0x63 does not fit in 6 bit(s) [5:0]\n" in out
+    assert "2 cases (golden): 2 ran" in out and "1 file(s) could not be read" in out
+    code, _, err = main(capsys, "run", bad, "--backend", "golden")
+    assert code == 2 and err.count("\n") == 1 and "no case files" in err
+    code, out, err = main(capsys, "run", project / "nothing-here")
+    assert code == 2 and "nothing-here: no such case file" in out
 
 
 class _FailingDevice:
