@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from . import yaml_tables
@@ -56,9 +56,9 @@ class Instruction:
         return m
 
     def field(self, name: str) -> Field:
-        for f in self.fields:
-            if f.name == name:
-                return f
+        f = _field_index(self.name).get(name)
+        if f is not None:
+            return f
         raise IsaError(f"{self.name} has no field '{name}' (fields: {', '.join(x.name for x in self.fields) or 'none'})")
 
 
@@ -84,8 +84,21 @@ def table() -> dict[str, Instruction]:
 
 
 @cache
+@cache
+def _field_index(name: str) -> dict[str, Field]:
+    return {f.name: f for f in table()[name].fields}
+
+
+@cache
 def by_opcode() -> dict[int, Instruction]:
     return {i.opcode: i for i in table().values()}
+
+
+@cache
+def _extractors() -> dict[int, tuple[Instruction, int, tuple[tuple[str, int, int], ...]]]:
+    """Per opcode, precomputed once: the instruction, its payload mask and (name, lo, width mask) per field."""
+    return {op: (ins, ins.payload_mask, tuple((f.name, f.lo, (1 << f.width) - 1) for f in ins.fields))
+            for op, ins in by_opcode().items()}
 
 
 def lookup(mnemonic: str) -> Instruction:
@@ -114,13 +127,14 @@ def decode(word: int) -> tuple[Instruction, dict[str, int]]:
     """Split a 32-bit Tensix word into its instruction and field values."""
     if not 0 <= word <= 0xFFFFFFFF:
         raise IsaError(f"word {word:#x} is not a 32-bit value")
-    ins = by_opcode().get(word >> 24)
-    if ins is None:
+    entry = _extractors().get(word >> 24)
+    if entry is None:
         raise IsaError(f"word {word:#010x}: unknown opcode {word >> 24:#04x}")
-    stray = word & 0xFFFFFF & ~ins.payload_mask
+    ins, payload, fields = entry
+    stray = word & 0xFFFFFF & ~payload
     if stray:
         raise IsaError(f"word {word:#010x}: {ins.name} has bits {stray:#x} set outside every declared field")
-    return ins, {f.name: f.get(word) for f in ins.fields}
+    return ins, {name: (word >> lo) & mask for name, lo, mask in fields}
 
 
 def disassemble(word: int) -> str:
@@ -144,6 +158,12 @@ def assemble_line(text: str) -> int:
     text = text.split("#", 1)[0].strip()
     if not text:
         raise IsaError("empty instruction")
+    return _assemble(text)
+
+
+@lru_cache(maxsize=1 << 16)
+def _assemble(text: str) -> int:
+    """assemble_line of a stripped line (kernels and generated cases repeat lines: each is parsed once)."""
     parts = text.split()
     if parts[0] == ".word":
         if len(parts) != 2:

@@ -390,18 +390,21 @@ def _check_bounds(text: str, source: str) -> None:
     """Refuse what no case needs before the YAML parser sees it: huge text, deep flow or block nesting."""
     if len(text) > MAX_CASE_BYTES:
         raise CaseError(f"{source}: {len(text)} bytes: a case file holds at most {MAX_CASE_BYTES >> 20} MiB")
-    depth = deepest = 0
-    for ch in text:
-        if ch in "[{":
-            depth += 1
+    deepest = 0
+    if text.count("[") + text.count("{") > MAX_NESTING:     # only then can it nest too deep: walk it
+        depth = 0
+        for m in _BRACKETS.finditer(text):
+            depth += 1 if m.group() in "[{" else -1
             deepest = max(deepest, depth)
-        elif ch in "]}":
-            depth -= 1
     if deepest > MAX_NESTING:
         raise CaseError(f"{source}: invalid case: structure nested {deepest} deep (at most {MAX_NESTING})")
-    indent = max((len(ln) - len(ln.lstrip(" ")) for ln in text.splitlines()), default=0)
+    indent = max(map(len, _INDENT.findall(text)), default=0)
     if indent > MAX_INDENT:
         raise CaseError(f"{source}: invalid case: a line indented {indent} columns (at most {MAX_INDENT})")
+
+
+_BRACKETS = re.compile(r"[\[\]{}]")
+_INDENT = re.compile(r"^ +", re.M)
 
 
 def parse_case(text: str, source: str = "<text>") -> Case:
