@@ -12,6 +12,7 @@ timeout, an exception in the device layer). After anything but ``ok`` the worker
 """
 from __future__ import annotations
 
+import atexit
 import datetime as _dt
 import os
 import re
@@ -54,6 +55,7 @@ class HwBackend:
             self.device = "blackhole silicon"
             self.device_extra = {}
         self.worker = Worker(self.sim_path, _core(opts.get("core")), self.timeout)
+        atexit.register(self.close)      # workers, the zygote and its log go when the process ends
         self._pid = self._last_pid = None
         self._left: list[str] = []      # what the previous case may have left (a card only)
         self.worker.start()      # fail here, once, if the device cannot be opened

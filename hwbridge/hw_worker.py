@@ -166,6 +166,7 @@ class Worker:
         self._pending = False
         self._offset = 0
         self._spare: tuple[Connection, int] | None = None
+        self._forked: list[int] = []
         fd, self.log_path = tempfile.mkstemp(prefix="tensix-diff-hw-", suffix=".log")
         os.close(fd)
 
@@ -184,10 +185,12 @@ class Worker:
             (self.conn, self.pid), self._spare = self._spare, None
         else:
             self.conn, self.pid = self.zygote.fork(self.log_path, self.simulator, self.core)
+            self._forked.append(self.pid)
         self.starts += 1
         self._pending = True
         if self.simulator:
             self._spare = self.zygote.fork(self.log_path, self.simulator, self.core)
+            self._forked.append(self._spare[1])
         if wait:
             self._ready()
 
@@ -247,6 +250,8 @@ class Worker:
             (self.conn, self.pid), self._spare = self._spare, None
             self.stop()
         self.zygote.stop()
+        for pid in self._forked:         # a worker killed while it opened the device may have made its directory late
+            shutil.rmtree(worker_tmp(pid), ignore_errors=True)
         try:
             os.unlink(self.log_path)
         except OSError:
