@@ -65,11 +65,12 @@ def evaluate(cases, store) -> list[dict]:
             v = assess(case, g, r, ("golden", "device"), "replay")
             if v.outcome in ("matched", "known"):
                 row["outcome"] = v.outcome
-                row.update({"known": list(v.known)} if v.known else {})
+                if v.known:
+                    row.update(known=list(v.known), signature="registry: " + ", ".join(v.known))
             elif v.outcome == "diverged":
                 row.update(outcome="diverged", signature=str(signature(case, v)), detail=v.message[:300])
             elif v.outcome == "uncompared":
-                row["outcome"], row["reason"] = "uncompared", f"{v.why}: {v.message[:120]}"
+                row["outcome"], row["reason"] = "uncompared", v.why or v.message[:120]
             else:
                 row["outcome"] = "other"
                 row["reason"] = f"golden {g.status}, device {r.status}"
