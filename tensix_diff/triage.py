@@ -137,8 +137,9 @@ def signature(case: Case, verdict: Verdict, machine: Callable[[], Tensix] = Tens
 
 
 def classify(case: Case, device: Result, model: Result) -> tuple[Verdict, Signature | None]:
-    """Judge a device result (expected) against a model's (actual) and name the divergence."""
-    verdict = judge(device, model, ("device", "model"))
+    """Judge a device's result against a model's and name the divergence. As everywhere (run, fuzz, pytest),
+    the reference is "expected" and the backend under test "actual": the model is the reference here."""
+    verdict = judge(model, device, ("model", "device"))
     return verdict, signature(case, verdict)
 
 
