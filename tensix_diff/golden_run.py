@@ -37,9 +37,12 @@ def apply_init(s: TensixState, case: Case) -> None:
 
 def observe(s: TensixState, case: Case) -> dict:
     """The contract's state dump of everything the case observes."""
+    return {"dest": s.dest.bits.tolist(), "dest_valid": s.dest.valid.tolist(), **observe_counters(s, case)}
+
+
+def observe_counters(s: TensixState, case: Case) -> dict:
+    """Everything observe() holds but Dest: counters, GPRs, the case's L1 regions and Config words."""
     return {
-        "dest": s.dest.bits.tolist(),
-        "dest_valid": s.dest.valid.tolist(),
         "rwc": {str(t): {k: getattr(s.rwc[t], k) for k in Rwc.FIELDS} for t in range(THREADS)},
         "adc": {str(t): {u: {str(c): {k: getattr(s.adc[t][u][c], k) for k in AdcChannel.FIELDS}
                              for c in range(2)} for u in ADC_UNITS} for t in range(THREADS)},
