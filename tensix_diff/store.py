@@ -53,8 +53,9 @@ PROVENANCE_KEYS = ("device", "exalens", "umd", "core", "harness", "date", "obser
 PER_RECORDING = ("date", "cycles", "observable", "refused_by", "isolation")   # provenance kept in each recording
 HASH_RE = re.compile(r"^[0-9a-f]{64}$")
 BUNDLE_RE = re.compile(r"^b(\d{4,})\.jsonl\.gz$")
-BUNDLE_MAX = 8 << 20            # a bundle is closed once it reaches 7.5 MiB; none exceeds 8 MiB
-BUNDLE_OPEN = BUNDLE_MAX - (512 << 10)
+BUNDLE_MAX = 2 << 20            # no bundle exceeds 2 MiB (small files: cheap to append, to diff and to clone)
+BUNDLE_OPEN = BUNDLE_MAX - (256 << 10)   # appends go to the newest bundle until it reaches this
+MAX_BUNDLE_READ = 16 << 20      # what a reader accepts (bundles written before the 2 MiB limit were up to 8 MiB)
 MAX_LINE = 1 << 20              # a recording line is a few KiB; anything this large is not one
 MAX_INFLATE = 64 << 20          # a bundle never inflates past this (a gzip bomb is refused)
 
@@ -416,7 +417,7 @@ class Store:
 
     def _read_bundle(self, p: Path) -> None:
         try:
-            if p.stat().st_size > BUNDLE_MAX + (1 << 20):
+            if p.stat().st_size > MAX_BUNDLE_READ:
                 raise StoreError(f"{p}: corrupt bundle: {p.stat().st_size} bytes is over the bundle size")
             raw = p.read_bytes()
         except OSError as e:
@@ -614,13 +615,11 @@ class Store:
             if cur:
                 chunks.append(cur)
             written = []
-            for i, chunk in enumerate(chunks, 1):
-                data = gzip.compress(("".join(chunk)).encode(), 9, mtime=0)
-                if len(data) > BUNDLE_MAX:
-                    raise StoreError(f"{self.root}: a packed bundle came to {len(data)} bytes, over {BUNDLE_MAX}")
-                p = self.root / f"b{i:04d}.jsonl.gz"
-                _atomic_write(p, data)
-                written.append(p)
+            for chunk in chunks:
+                for data in _packed(chunk):
+                    p = self.root / f"b{len(written) + 1:04d}.jsonl.gz"
+                    _atomic_write(p, data)
+                    written.append(p)
             for p in old:
                 if p not in written:
                     p.unlink()
@@ -645,6 +644,17 @@ def _content(payload: str) -> tuple:
     """What a recording says about the device: everything but the per-recording provenance (date, ...)."""
     doc = json.loads(payload)
     return doc.get("status"), doc.get("message"), doc.get("p"), _dumps(doc.get("state")), doc.get("base")
+
+
+def _packed(chunk: list[str]) -> list[bytes]:
+    """One gzip member per bundle; a chunk that compresses past BUNDLE_MAX is split in halves."""
+    data = gzip.compress("".join(chunk).encode(), 9, mtime=0)
+    if len(data) <= BUNDLE_MAX:
+        return [data]
+    if len(chunk) == 1:
+        raise StoreError(f"one recording compresses to {len(data)} bytes, over the bundle size {BUNDLE_MAX}")
+    half = len(chunk) // 2
+    return _packed(chunk[:half]) + _packed(chunk[half:])
 
 
 def choose_device(devices: list[str]) -> str:
