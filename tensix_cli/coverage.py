@@ -23,6 +23,8 @@ from tensix_diff.compare import DIVERGED, KNOWN, MATCHED
 from tensix_diff.effects import observed_effects
 from tensix_diff import report_html as H
 
+from .progress import Progress
+
 LEVELS = ("observed", "compared", "recorded", "golden", "never")   # strongest first
 RAN = LEVELS[:4]
 ROOT = Path(__file__).resolve().parent.parent
@@ -231,7 +233,8 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2) -> list[R
     cases = load_any(paths)   # case files, directories and recorded fuzz bundles
     out, todo = [], []
     cache = _EffectsCache()
-    for n, case in enumerate(cases, 1):
+    assessed = Progress("coverage: assessed", len(cases))
+    for case in cases:
         rec = run_case(replay, case)
         rec = rec if rec.status not in ("missing", "stale") else None
         try:
@@ -249,16 +252,16 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2) -> list[R
             if observed is None:
                 todo.append(len(out))
         out.append([case, model, rec, observed, outcome, message])
-        _progress("assessed", n, len(cases))
+        assessed.step()
     if todo:
         work = [(out[i][0], out[i][2].state, out[i][1].state) for i in todo]
         if jobs > 1 and len(work) > 20:
             import multiprocessing
             with multiprocessing.get_context("fork").Pool(jobs) as pool:
-                found = []
-                for k, r in enumerate(pool.imap(_effects, work, chunksize=8), 1):
+                found, effects = [], Progress("coverage: effects", len(work))
+                for r in pool.imap(_effects, work, chunksize=8):
                     found.append(r)
-                    _progress("effects", k, len(work))
+                    effects.step()
         else:
             found = [_effects(w) for w in work]
         for i, observed in zip(todo, found):
@@ -271,11 +274,6 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2) -> list[R
 def _effects(work) -> list:
     case, device_state, golden_state = work
     return [list(x) for x in observed_effects(case, device_state, golden_state).observed]
-
-
-def _progress(what: str, n: int, total: int) -> None:
-    if sys.stderr.isatty() and (n % 500 == 0 or n == total):
-        print(f"\rcoverage: {what} {n}/{total}", end="\n" if n == total else "", file=sys.stderr, flush=True)
 
 
 class _EffectsCache:

@@ -21,6 +21,8 @@ from golden import isa
 
 from hwbridge.base import OK, REFUSED
 
+from .progress import Progress
+
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_PATHS = (REPO / "tests" / "corpus", REPO / "tests" / "fuzz_corpus")
 OUTCOMES = ("matched", "diverged", "known", "refused-simulator", "refused-harness", "uncompared", "hang-both",
@@ -49,7 +51,9 @@ def evaluate(cases, store) -> list[dict]:
 
     golden, replay = GoldenBackend(), ReplayBackend(store=store)
     rows = []
+    progress = Progress("agreement", len(cases))
     for case in cases:
+        progress.step()
         g, r = golden.run(case), replay.run(case)
         row = {"case": case.name, "classes": classes(case), "golden": g.status, "device": r.status,
                "device_kind": r.provenance.get("device", "")}
