@@ -99,10 +99,22 @@ LEFTOVER_STATE = {
 # constants/LRegs 0..7 and macro configuration, Dest and its valid bits; L1 outside the harness is zeroed.
 
 
+# Instructions that leave such state only in some forms: field -> the values that do.
+LEFTOVER_WHEN = {"REPLAY": ("load_mode", {1}), "PACR": ("last", {0}), "UNPACR": ("last", {0})}
+
+
 def leftover_state(case: Case) -> list[str]:
-    """The states ``case`` may leave behind that the prologue cannot reset (sorted, distinct)."""
-    names = {isa.decode(w)[0].name for ws in case.threads.values() for w in ws}
-    return sorted({LEFTOVER_STATE[n] for n in names if n in LEFTOVER_STATE})
+    """The states ``case`` may leave behind that the prologue cannot reset (sorted, distinct). A REPLAY that
+    only plays, and a PACR/UNPACR with Last set, leave nothing."""
+    out = set()
+    for ws in case.threads.values():
+        for w in ws:
+            ins, fields = isa.decode(w)
+            if ins.name in LEFTOVER_STATE:
+                cond = LEFTOVER_WHEN.get(ins.name)
+                if cond is None or fields.get(cond[0]) in cond[1]:
+                    out.add(LEFTOVER_STATE[ins.name])
+    return sorted(out)
 
 
 # --- prologue pieces ------------------------------------------------------------------------------
