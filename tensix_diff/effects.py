@@ -1,24 +1,37 @@
 """Which instructions of a case have an effect that reaches the compared state (golden ablation).
 
-Instruction i of thread t has an observed effect when golden's observed final state, restricted to what
-was compared, differs between the full program and the program with that instruction replaced by a NOP.
-What was compared is given as a ``mask``: region names, or the other side's state dump, whose keys (down to
-fields and threads) say what it observed: golden's ``rwc.*.bias`` or ``dest_valid`` do not count when the
-device cannot see them. A run that ends in a golden error (hang, not-modelled, undefined) is an observation
-of that status: ablating an instruction that turns an error into ``ok``, or the reverse, is an effect.
-MOP and REPLAY expand to several instructions; ablation is per case-program instruction.
+Instruction i of thread t has an observed effect when golden's final state, cut down to what was compared,
+differs between the full program and the program with that instruction replaced by a NOP (MOP and REPLAY
+expand to several instructions; ablation is per case-program word). What was compared is a ``mask``: region
+names ("dest", "rwc", ...) or the other side's state dump, whose keys (down to fields and threads) say what it
+observed, so golden-only items such as ``rwc.*.bias`` or ``dest_valid`` never count for a device without them.
+
+Golden errors (the rule, from what a device whose instruction i did nothing would show): a run's status is
+compared too, so an ablated run that hangs where the full run completed (or the reverse) is an effect; an
+ablated run that golden refuses (not-modelled, undefined behaviour) predicts nothing, so it is never counted
+as an effect; the same error on both sides is no difference. A Python exception in golden propagates.
+
+Effects that only show together (the same write twice) are attributed by ablating, last first, the
+instructions that showed nothing alone until the state changes; so ``any_observed(c)`` is exactly
+``observed_effects(c).count > 0``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
+import numpy as np
+
 from golden import isa
+from golden.core import Tensix
+from golden.errors import GoldenError, Hang
 
 from .case import Case
-from .golden_run import run_golden
+from .golden_run import apply_init, observe_counters
+from .result import OK
 
 NOP = isa.encode("NOP", {})
+_DEST_KEYS = ("dest", "dest_valid")
 
 
 @dataclass(frozen=True)
@@ -31,6 +44,32 @@ class Effects:
         return len(self.observed)
 
 
+@dataclass(frozen=True)
+class _Outcome:
+    """A golden run cut down to the mask: its status and, when ok, the small items and Dest kept apart (Dest
+    as a numpy array or as the state dump's lists, compared only when everything else agrees)."""
+    status: str
+    small: Any = None
+    dest: tuple = ()
+
+    def same(self, other: "_Outcome") -> bool:
+        if self.status != other.status or self.small != other.small:
+            return False
+        return all(_same_rows(a, b) for a, b in zip(self.dest, other.dest))
+
+    def differs(self, ablated: "_Outcome") -> bool:
+        """Does ``ablated`` show an effect against this (full) run? See the module's rule for errors."""
+        if self.status == OK and ablated.status == OK:
+            return not self.same(ablated)
+        return self.status != ablated.status and {self.status, ablated.status} <= {OK, Hang.kind}
+
+
+def _same_rows(a, b) -> bool:
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return np.array_equal(a, b)
+    return (a.tolist() if isinstance(a, np.ndarray) else a) == (b.tolist() if isinstance(b, np.ndarray) else b)
+
+
 def _project(value: Any, mask: Any) -> Any:
     """``value`` cut down to the keys ``mask`` holds (a dict mask recurses; anything else keeps all)."""
     if isinstance(mask, dict) and isinstance(value, dict):
@@ -38,48 +77,71 @@ def _project(value: Any, mask: Any) -> Any:
     return value
 
 
-def _mask(mask: Iterable[str] | dict) -> dict:
-    return mask if isinstance(mask, dict) else {r: True for r in mask}
+def _mask(mask: Iterable[str] | dict | None) -> dict:
+    return mask if isinstance(mask, dict) else {r: True for r in (mask or ())}
 
 
-def _observe(case: Case, mask: dict, state: dict | None = None, status: str = "ok"):
-    if state is None:
-        r = run_golden(case)
-        state, status = r.state, r.status
-    return ("status", status) if status != "ok" else _project(state, mask)
+def _outcome(state: dict, mask: dict) -> _Outcome:
+    small = _project({k: v for k, v in state.items() if k not in _DEST_KEYS}, mask)
+    return _Outcome(OK, small, tuple(state[k] for k in _DEST_KEYS if k in mask and k in state))
 
 
-def _with(case: Case, threads: dict[int, list[int]]) -> Case:
-    return replace(case, threads=threads)
+def _run(case: Case, threads: dict[int, list[int]], mask: dict) -> _Outcome:
+    """Golden on ``threads`` with the case's init, observed as the mask asks (Dest left as numpy)."""
+    m = Tensix()
+    apply_init(m.s, case)
+    try:
+        m.run(threads)
+    except GoldenError as e:
+        return _Outcome(e.kind)
+    state = {"dest": m.s.dest.bits, "dest_valid": m.s.dest.valid, **observe_counters(m.s, case)}
+    return _outcome(state, mask)
+
+
+def _full(case: Case, mask: dict, full_state: dict | None) -> _Outcome:
+    return _outcome(full_state, mask) if full_state is not None else _run(case, case.threads, mask)
+
+
+def _ablated(case: Case, nops: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
+    threads = {t: list(ws) for t, ws in case.threads.items()}
+    for t, i in nops:
+        threads[t][i] = NOP
+    return threads
+
+
+def _positions(case: Case) -> list[tuple[int, int]]:
+    return [(t, i) for t, ws in sorted(case.threads.items()) for i in range(len(ws))]
 
 
 def any_observed(case: Case, mask: Iterable[str] | dict, full_state: dict | None = None) -> bool:
-    """Does the case's effect reach the compared state? First one golden run with every instruction NOP'd
-    (differs: the program as a whole did something visible); when that is equal, effects may still cancel
-    (a counter set and cleared again), so each instruction is ablated in turn, last first, until one shows."""
+    """Does any instruction's effect reach the compared state? ``full_state``: golden's state dump of the full
+    run, if already made. One golden run with every instruction NOP'd when the program's effect shows as a
+    whole; otherwise (effects that cancel out, or none) each instruction is ablated in turn, last first."""
     m = _mask(mask)
-    full = _observe(case, m, full_state)
-    nops = {t: [NOP] * len(ws) for t, ws in case.threads.items()}
-    if _observe(_with(case, nops), m) != full:
+    full = _full(case, m, full_state)
+    live = [p for p in _positions(case) if _word(case, p) != NOP]
+    if full.differs(_run(case, _ablated(case, live), m)):
         return True
-    for t, ws in sorted(case.threads.items()):
-        for i in reversed(range(len(ws))):
-            ablated = {u: list(v) for u, v in case.threads.items()}
-            ablated[t][i] = NOP
-            if _observe(_with(case, ablated), m) != full:
-                return True
-    return False
+    # Nothing shows with everything gone: only a single ablation can show an effect now (a set undone later).
+    return any(full.differs(_run(case, _ablated(case, [p]), m)) for p in reversed(live))
 
 
 def observed_effects(case: Case, mask: Iterable[str] | dict, full_state: dict | None = None) -> Effects:
-    """Every instruction whose ablation changes the compared state (one golden run per instruction)."""
+    """Every instruction whose ablation changes the compared state (one golden run per instruction), plus,
+    when the program's effect shows only with several gone, the one that makes it show (see the module)."""
     m = _mask(mask)
-    full = _observe(case, m, full_state)
-    seen = []
-    for t, ws in sorted(case.threads.items()):
-        for i in range(len(ws)):
-            ablated = {u: list(v) for u, v in case.threads.items()}
-            ablated[t][i] = NOP
-            if _observe(_with(case, ablated), m) != full:
-                seen.append((t, i))
-    return Effects(case.instruction_count, tuple(seen))
+    full = _full(case, m, full_state)
+    live = [p for p in _positions(case) if _word(case, p) != NOP]
+    seen = [p for p in live if full.differs(_run(case, _ablated(case, [p]), m))]
+    if not seen and full.differs(_run(case, _ablated(case, live), m)):
+        gone: list[tuple[int, int]] = []
+        for p in reversed(live):     # ends at the latest instruction whose removal, with the later ones, shows
+            gone.append(p)
+            if full.differs(_run(case, _ablated(case, gone), m)):
+                seen.append(p)
+                break
+    return Effects(case.instruction_count, tuple(sorted(seen)))
+
+
+def _word(case: Case, p: tuple[int, int]) -> int:
+    return case.threads[p[0]][p[1]]

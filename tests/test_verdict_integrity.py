@@ -139,22 +139,3 @@ def test_effects_that_cancel_out_are_still_observed():
                                    isa.assemble_line("SETRWC clear_ab_vld=0 rwc_cr=0 rwc_d=0 rwc_b=0 rwc_a=0 bitmask=15")]})
     g = GoldenBackend().run(case)
     assert assess(case, g, Result(OK, g.state), ("golden", "fixture")).outcome == MATCHED
-
-
-# Curated cases that observe nothing they change on the platforms we have, and why (they stay in the corpus
-# as documentation of a delta; their verdict is uncompared, never matched).
-UNOBSERVABLE_CURATED = {
-    "delta-13-unpack-misc-cfg": "ThreadConfig is not observable on Blackhole (delta #20) and ttsim cannot read"
-                                " Config word 41",
-}
-
-
-def test_every_curated_case_observes_what_it_changes():
-    from tensix_diff.case import load_cases
-    golden, replay = GoldenBackend(), ReplayBackend()
-    blind = []
-    for case in load_cases([CORPUS]):
-        v = assess(case, golden.run(case), replay.run(case), ("golden", "ttsim"), "replay")
-        if v.why == NOTHING_OBSERVABLE:
-            blind.append(case.name)
-    assert sorted(blind) == sorted(UNOBSERVABLE_CURATED), blind
