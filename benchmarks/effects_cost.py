@@ -1,6 +1,7 @@
-"""Observed-effect accounting cost: time per generated case (about 64 instructions) for
-``any_observed`` (what every matched verdict pays: one extra golden run) and ``observed_effects``
-(what `run` and coverage pay: one golden run per instruction), against one plain golden run.
+"""Observed-effect accounting cost per generated case (about 64 instructions), against one plain golden run:
+``any_observed`` (what every matched verdict pays: one golden run with everything NOP'd, one per instruction
+only when that shows nothing) and ``observed_effects`` (what `run` and coverage pay: one golden run per
+instruction). The mask is what ttsim's read-back observes for the case, as in the verdict pipeline.
 
     python benchmarks/effects_cost.py [--cases N] [--profile NAME] [--seed S]
 """
@@ -13,6 +14,8 @@ import time
 from generators.bulk import generate
 from generators.profiles import load_profile
 from hwbridge.golden_backend import GoldenBackend
+from hwbridge.hw_platform import load as load_platform
+from hwbridge.observation import required
 from tensix_diff.effects import any_observed, observed_effects
 
 
@@ -31,19 +34,26 @@ def main() -> None:
     ap.add_argument("--profile", default="default")
     ap.add_argument("--seed", type=int, default=5)
     args = ap.parse_args()
+    golden, plat = GoldenBackend(), load_platform("ttsim")
     cases = [c for _, c in generate(args.seed, args.cases, load_profile(args.profile))]
-    golden = GoldenBackend()
+    cases = [c for c in cases if golden.run(c).ok]           # verdicts ask only about cases golden ran
     states = {c.name: golden.run(c).state for c in cases}
-    mask = ("dest", "rwc", "adc", "gpr", "l1", "config")
+    masks = {c.name: required(c, plat) for c in cases}
     n = statistics.mean(c.instruction_count for c in cases)
     base = _time(golden.run, cases)
-    anyo = _time(lambda c: any_observed(c, mask, states[c.name]), cases)
-    full = _time(lambda c: observed_effects(c, mask, states[c.name]), cases[: max(1, args.cases // 4)])
+    anyo = _time(lambda c: any_observed(c, masks[c.name], states[c.name]), cases)
+    some = cases[: max(1, len(cases) // 4)]
+    full = _time(lambda c: observed_effects(c, masks[c.name], states[c.name]), some)
     ms = lambda xs: statistics.median(xs) * 1e3   # noqa: E731
-    print(f"{len(cases)} '{args.profile}' cases, {n:.0f} instructions on average (seed {args.seed})")
-    print(f"golden run:        {ms(base):8.2f} ms per case (median)")
-    print(f"any_observed:      {ms(anyo):8.2f} ms per case ({ms(anyo) / ms(base):.1f}x a golden run)")
-    print(f"observed_effects:  {ms(full):8.2f} ms per case ({ms(full) / ms(base):.1f}x a golden run)")
+    mean = lambda xs: statistics.mean(xs) * 1e3   # noqa: E731
+    per64 = 64 / n
+    print(f"{len(cases)} '{args.profile}' cases golden runs, {n:.0f} instructions on average (seed {args.seed});"
+          f" ttsim's read-back as the mask")
+    print(f"golden run:        {ms(base):8.2f} ms per case (median), {mean(base):8.2f} mean")
+    print(f"any_observed:      {ms(anyo):8.2f} ms per case (median), {mean(anyo):8.2f} mean"
+          f" ({mean(anyo) / mean(base):.1f}x a golden run)")
+    print(f"observed_effects:  {ms(full):8.2f} ms per case (median), {mean(full):8.2f} mean over {len(some)} cases"
+          f" ({mean(full) / mean(base):.1f}x a golden run; {mean(full) * per64:.1f} ms per 64 instructions)")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from golden import isa
 from hwbridge.base import Result
 from tensix_diff.assess import assess
 from tensix_diff.case import Case, case_hash
-from tensix_diff.compare import DIVERGED, KNOWN, MATCHED
+from tensix_diff.compare import DIVERGED, MATCHED
 from tensix_diff.effects import observed_effects
 from tensix_diff import report_html as H
 
@@ -247,8 +247,8 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2) -> list[R
             v = assess(case, model, rec, ("golden", "device"), "replay")
             outcome, message = v.outcome, v.message
         observed = None
-        if outcome in (MATCHED, KNOWN):
-            observed = cache.get(case)
+        if outcome == MATCHED:   # a known divergence's explained fields were not compared: nothing credited
+            observed = cache.get(case, rec.state)
             if observed is None:
                 todo.append(len(out))
         out.append([case, model, rec, observed, outcome, message])
@@ -266,7 +266,7 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2) -> list[R
             found = [_effects(w) for w in work]
         for i, observed in zip(todo, found):
             out[i][3] = observed
-            cache.put(out[i][0], observed)
+            cache.put(out[i][0], out[i][2].state, observed)
         cache.save()
     return [tuple(r) for r in out]
 
@@ -277,16 +277,17 @@ def _effects(work) -> list:
 
 
 class _EffectsCache:
-    """Observed instructions per case hash, valid for one golden revision (a hash of golden's sources)."""
+    """Observed instructions per case and device mask (the keys of the recorded state), valid for one
+    revision of golden and of the accounting (a hash of their sources)."""
 
     def __init__(self):
         import hashlib
         import os
         h = hashlib.sha256()
-        for p in sorted((ROOT / "golden").rglob("*")):
-            if p.suffix in (".py", ".yaml"):
-                h.update(p.read_bytes())
-        h.update((ROOT / "tensix_diff" / "effects.py").read_bytes())
+        sources = [p for p in (ROOT / "golden").rglob("*") if p.suffix in (".py", ".yaml")]
+        sources += [ROOT / "tensix_diff" / n for n in ("effects.py", "golden_run.py", "case.py")]
+        for p in sorted(sources):
+            h.update(p.read_bytes())
         root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tensix-diff" / "effects"
         self.path = root / f"{h.hexdigest()[:16]}.json"
         try:
@@ -295,12 +296,17 @@ class _EffectsCache:
             self.data = {}
         self.dirty = False
 
-    def get(self, case: Case):
-        got = self.data.get(case_hash(case))
+    @staticmethod
+    def key(case: Case, device_state: dict) -> str:
+        import hashlib
+        return case_hash(case) + ":" + hashlib.sha256(json.dumps(_keys(device_state)).encode()).hexdigest()[:16]
+
+    def get(self, case: Case, device_state: dict):
+        got = self.data.get(self.key(case, device_state))
         return None if got is None else [tuple(x) for x in got]
 
-    def put(self, case: Case, observed) -> None:
-        self.data[case_hash(case)] = [list(x) for x in observed]
+    def put(self, case: Case, device_state: dict, observed) -> None:
+        self.data[self.key(case, device_state)] = [list(x) for x in observed]
         self.dirty = True
 
     def save(self) -> None:
@@ -313,6 +319,11 @@ class _EffectsCache:
             tmp.replace(self.path)
         except OSError:
             pass      # a cache that cannot be written only costs time
+
+
+def _keys(state):
+    """The shape of a state dump: its dict keys, all the way down (what the effect mask depends on)."""
+    return {k: _keys(v) for k, v in sorted(state.items())} if isinstance(state, dict) else None
 
 
 def add_parser(sub) -> None:

@@ -47,7 +47,7 @@ def _run(case, dev):
     if dev is None or not (dev.ok and g.ok):
         return (case, g, dev, None, None, "")
     v = assess(case, g, dev, ("golden", "device"), "replay")
-    observed = observed_effects(case, dev.state, g.state).observed if v.outcome in ("matched", "known") else None
+    observed = observed_effects(case, dev.state, g.state).observed if v.outcome == "matched" else None
     return (case, g, dev, observed, v.outcome, v.message)
 
 
@@ -110,7 +110,8 @@ def test_png_encoder_round_trips():
     assert rows == b"\x00" + rgb[0].tobytes() + b"\x00" + rgb[1].tobytes()
 
 
-def test_the_command_reads_a_corpus_and_its_recordings(tmp_path, capsys):
+def test_the_command_reads_a_corpus_and_its_recordings(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))       # the effects cache, kept out of $HOME
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for c in (COMPARED, GOLDEN_ONLY, NOT_MODELLED):
@@ -128,9 +129,13 @@ def test_the_command_reads_a_corpus_and_its_recordings(tmp_path, capsys):
     figures = json.loads(out_json.read_text())
     assert figures["levels"]["golden"] == 1 and figures["instructions"]["INCRWC"]["evidence"] == "golden"
     assert out_html.read_text().startswith("<!DOCTYPE html>")
+    assert list((tmp_path / "cache" / "tensix-diff" / "effects").glob("*.json"))     # effects were cached
+    assert main(["coverage", str(corpus), "--recordings", str(tmp_path / "rec"), "--summary"]) == 0
+    assert "1 with an observed effect in a matched case" in capsys.readouterr().out  # the same from the cache
 
 
-def test_the_committed_corpus_is_measured_against_all_137_instructions(capsys):
+def test_the_committed_corpus_is_measured_against_all_137_instructions(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert main(["coverage", str(DEFAULT_CORPUS), "--summary"]) == 0
     text = capsys.readouterr().out
     m = re.search(r"(\d+) with an observed effect in a matched case, (\d+) more ran in compared cases \(effect never"
