@@ -50,6 +50,17 @@ _THREAD_CONFIG_FIELDS = fields("thread_config")
 _STATE_ID = thread_config_field("CFG_STATE_ID_StateID")
 
 
+def _merge(program: Sequence[Decoded], actions: Sequence[tuple[int, object]]) -> Iterator[tuple[int, object]]:
+    """(index, item) pairs in program order: each action before the word at its index."""
+    k = 0
+    for i, d in enumerate(program):
+        while k < len(actions) and actions[k][0] <= i:
+            yield actions[k]
+            k += 1
+        yield i, d
+    yield from actions[k:]
+
+
 class Tensix:
     """One Tensix coprocessor. ``m.s`` is its TensixState; handlers read and write it directly."""
 
@@ -72,6 +83,14 @@ class Tensix:
 
     # --- execution ---
     def step(self, t: int, d: Decoded, index: int = 0) -> None:
+        if d.ins is None:                  # a RISC-V action (golden.riscv): no Wait Gate, not counted
+            try:
+                d.handler(self, t, d.fields)
+            except GoldenError as e:
+                if e.instr is None:
+                    e.at(d.text, t, index)
+                raise
+            return
         if d.handler is None:
             raise NotModelled(f"{d.ins.name} is not modelled by golden yet").at(d.text, t, index)
         try:
@@ -84,22 +103,30 @@ class Tensix:
             raise
         self.executed += 1
 
-    def stream(self, t: int, program: Sequence[Decoded]) -> Iterator[tuple[int, Decoded]]:
+    def stream(self, t: int, program: Sequence[Decoded], actions: Sequence[tuple[int, object]] = ()
+               ) -> Iterator[tuple[int, Decoded]]:
         """Thread t's instructions as the backend sees them: (program index, Decoded) pairs after the
-        frontend stages (MOP and replay expanders) have rewritten the program."""
-        items: Iterator[tuple[int, Decoded]] = enumerate(program)
+        frontend stages (MOP and replay expanders) have rewritten the program. ``actions``: (index,
+        golden.riscv.RiscvAction) pairs, each run before program word ``index`` (after the last if it
+        equals the program's length)."""
+        items: Iterator[tuple[int, Decoded]] = _merge(program, actions) if actions else enumerate(program)
         for stage in FRONTEND:
             items = stage(self, t, items)
         return items
 
-    def run(self, programs: dict[int, Sequence[int]]) -> None:
-        """Run per-thread word lists. Each thread runs until it finishes or blocks; blocked threads are
-        retried after the others move; if no thread can move, the case hangs (reported, never spun on)."""
+    def run(self, programs: dict[int, Sequence[int]], actions: dict[int, Sequence[tuple[int, object]]] | None = None
+            ) -> None:
+        """Run per-thread word lists (with the threads' RISC-V actions interleaved). Each thread runs until
+        it finishes or blocks; blocked threads are retried after the others move; if no thread can move,
+        the case hangs (reported, never spun on)."""
+        actions = actions or {}
         decoded = {t: [decode(w) for w in ws] for t, ws in programs.items()}
+        for t in actions:
+            decoded.setdefault(t, [])
         for t in decoded:
             if t not in range(THREADS):
                 raise ValueError(f"thread {t} is not in 0..{THREADS - 1}")
-        streams = {t: self.stream(t, prog) for t, prog in sorted(decoded.items())}
+        streams = {t: self.stream(t, prog, actions.get(t, ())) for t, prog in sorted(decoded.items())}
         waiting: dict[int, tuple[int, Decoded]] = {}   # thread -> the instruction it is blocked on
         step = self.step
         while streams:

@@ -42,15 +42,19 @@ def schedules(threads: Sequence[int], randoms: int = 4, seed: int = 0) -> list[S
     return out
 
 
-def run_schedule(m: Tensix, programs: dict[int, Sequence[int]], schedule: Schedule) -> None:
-    """Run per-thread word lists on ``m`` under ``schedule`` (raises golden's errors as core.run does)."""
+def run_schedule(m: Tensix, programs: dict[int, Sequence[int]], schedule: Schedule,
+                 actions: dict[int, Sequence[tuple[int, object]]] | None = None) -> None:
+    """Run per-thread word lists (and RISC-V actions, as core.run) on ``m`` under ``schedule`` (raises
+    golden's errors as core.run does)."""
     if schedule.quantum == 0 and schedule.seed is None and schedule.order == (0, 1, 2):
-        m.run(programs)
+        m.run(programs, actions)
         return
+    actions = actions or {}
+    programs = {**{t: [] for t in actions}, **programs}
     for t in programs:
         if t not in range(THREADS):
             raise ValueError(f"thread {t} is not in 0..{THREADS - 1}")
-    streams = {t: m.stream(t, [decode(w) for w in ws]) for t, ws in programs.items()}
+    streams = {t: m.stream(t, [decode(w) for w in ws], actions.get(t, ())) for t, ws in programs.items()}
     pending: dict[int, tuple[int, object]] = {}
     rng = random.Random(schedule.seed) if schedule.seed is not None else None
     order = [t for t in schedule.order if t in streams]

@@ -228,4 +228,5 @@ class TensixState:
     mutex: dict[int, int] = field(default_factory=dict)   # Sync Unit mutex index -> holding thread
     frontend: list[Frontend] = field(default_factory=lambda: [Frontend() for _ in range(THREADS)])
     packer: Packer = field(default_factory=Packer)
+    mailboxes: dict[tuple[int, int], int] = field(default_factory=dict)   # (from thread, to thread) -> value
     # Which config state (0/1) each thread's config instructions address: ThreadConfig CFG_STATE_ID_StateID.

@@ -12,7 +12,8 @@ import zlib
 from pathlib import Path
 from typing import Iterable
 
-from tensix_diff.case import Case, CaseError, Init, Observe, canonical, case_files, load_case, validate_shape
+from tensix_diff.case import (Case, CaseError, Init, Observe, actions_from_json, canonical, case_files, load_case,
+                              validate_shape)
 
 BUNDLE_SUFFIX = ".cases.jsonl.gz"
 
@@ -31,6 +32,7 @@ def from_canonical(d: dict, source: str = "<bundle>") -> Case:
                   dest=[(int(r), [int(v) for v in vals]) for r, vals in init["dest"]]),
         observe=Observe(l1=[(int(a), int(n)) for a, n in obs["l1"]],
                         config={int(s): [int(i) for i in idx] for s, idx in obs["config"].items()}),
+        actions=actions_from_json(d.get("actions", {})),
     )
     validate_shape(case)
     return case

@@ -56,3 +56,9 @@ CFG_DUMP_BYTES = 2 * 224 * 4
 RESULTS_END = CFG_DUMP + CFG_DUMP_BYTES
 
 assert TRISC_RESET_PC[2] + CODE_SIZE[2] <= FLAGS and RESULTS_END <= RESERVED[1]
+
+# RISC-V-side actions of a case (golden.riscv; ttsim v1.10.0 tile_regs.h)
+PC_BUF_SEMAPHORE = PC_BUF_BASE + 0x20    # + 4 * i: load reads semaphore i, store 0 posts, store 1 gets
+MAILBOX_BASE = 0xFFEC0000                # + 0x1000 * i: mailbox i (0 BRISC, 1..3 TRISC0..2)
+MAILBOX_STRIDE = 0x1000
+DBG_FEATURE_DISABLE = DEBUG_REGS + 0x68

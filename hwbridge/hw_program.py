@@ -20,6 +20,7 @@ from golden.registers import thread_config_field
 from golden.state import COLS, DEST_ROWS, GPRS, L1_SIZE, SEMAPHORES, THREADS
 from tensix_diff.case import Case
 
+from . import hw_actions
 from . import hw_map as M
 from . import hw_rv32 as rv
 from .hw_platform import Platform
@@ -70,8 +71,16 @@ def check(case: Case, plat: Platform) -> None:
         for idx, v in regs.items():
             if idx not in plat.thread_config_writable or v > 0xFFFF:
                 raise Refusal(f"init.thread_config thread {t} index {idx} value {v:#x} cannot be set on {plat.name}")
+    for t, acts in case.actions.items():
+        for k, (_, a) in enumerate(acts):
+            if a.kind == "cfg" and a.fields.index not in plat.config_writable:
+                raise Refusal(f"thread {t} action {k}: Config word {a.fields.index} cannot be written on {plat.name}")
+            if a.kind == "feature_disable" and a.fields.value and not plat.raw.get("feature_disable_writable", True):
+                raise Refusal(f"thread {t} action {k}: DBG_FEATURE_DISABLE = {a.fields.value:#x} is not supported "
+                              f"by {plat.name}")
     lo, hi = M.RESERVED
-    for addr, size in case.observed_l1() + [(a, len(d)) for a, d in case.init.l1]:
+    action_l1 = [(a.fields.addr, len(a.fields.data)) for acts in case.actions.values() for _, a in acts if a.kind == "l1"]
+    for addr, size in case.observed_l1() + [(a, len(d)) for a, d in case.init.l1] + action_l1:
         if addr < 0 or addr + size > L1_SIZE:
             raise Refusal(f"L1 region [{addr:#x}, {addr + size:#x}) is outside L1")
         if addr < hi and addr + size > lo:
@@ -114,6 +123,11 @@ def leftover_state(case: Case) -> list[str]:
                 cond = LEFTOVER_WHEN.get(ins.name)
                 if cond is None or fields.get(cond[0]) in cond[1]:
                     out.add(LEFTOVER_STATE[ins.name])
+    acts = [a for xs in case.actions.values() for _, a in xs]
+    if sum(a.kind == "mailbox_write" for a in acts) > sum(a.kind == "mailbox_read" for a in acts):
+        out.add("a mailbox value nobody read")
+    if any(a.kind == "feature_disable" and a.fields.value for a in acts):
+        out.add("RISCV_DEBUG_REG_DBG_FEATURE_DISABLE")
     return sorted(out)
 
 
@@ -378,8 +392,18 @@ def thread_program(case: Case, t: int, plat: Platform, cfg_reads: dict[int, list
     _drain(p)
     p.li(rv.T0, M.READY + 4 * t).li(rv.T1, 1).emit(rv.sw(rv.T1, rv.T0, 0))
     _wait_flags(p, M.READY, range(THREADS), "barrier")
-    for w in case.threads.get(t, []):
-        p.tensix(w)
+    words, acts = case.threads.get(t, []), case.actions.get(t, [])
+    if not acts:
+        for w in words:
+            p.tensix(w)
+    else:
+        k = 0
+        for i in range(len(words) + 1):
+            while k < len(acts) and acts[k][0] <= i:
+                hw_actions.emit(p, t, acts[k][1], f"action{k}")
+                k += 1
+            if i < len(words):
+                p.tensix(words[i])
     _drain(p)
     _copy_gprs(p, t)
     p.li(rv.T0, M.DONE + 4 * t).li(rv.T1, M.DONE_TOKEN).emit(rv.sw(rv.T1, rv.T0, 0))

@@ -87,6 +87,7 @@ def srli(rd: int, rs1: int, sh: int) -> int: return r_type(0, sh & 31, rs1, 5, r
 def add(rd: int, rs1: int, rs2: int) -> int: return r_type(0, rs2, rs1, 0, rd, 0x33)
 def sub(rd: int, rs1: int, rs2: int) -> int: return r_type(0x20, rs2, rs1, 0, rd, 0x33)
 def or_(rd: int, rs1: int, rs2: int) -> int: return r_type(0, rs2, rs1, 6, rd, 0x33)
+def and_(rd: int, rs1: int, rs2: int) -> int: return r_type(0, rs2, rs1, 7, rd, 0x33)
 def lui(rd: int, imm20: int) -> int: return u_type(imm20, rd, 0x37)
 def lw(rd: int, rs1: int, off: int) -> int: return i_type(off, rs1, 2, rd, 0x03)
 def sw(rs2: int, rs1: int, off: int) -> int: return s_type(off, rs2, rs1, 2, 0x23)

@@ -20,7 +20,7 @@ from typing import Callable, Sequence, TypeVar
 from golden import isa
 from hwbridge.base import Result
 from tensix_cli.backends import open_backend, run_case
-from tensix_diff.case import Case, Init, case_hash, dump_case, load_case
+from tensix_diff.case import Case, Init, case_hash, dump_case, load_case, without
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, MATCHED
 from tensix_diff.race import is_racy, threads_in_use
 from tensix_diff.triage import Signature, classify, same_divergence
@@ -176,7 +176,8 @@ class Minimizer:
         self.log(f"[{self.runs:4d}/{self.max_runs}] original: {case.instruction_count} instructions, "
                  f"signature {self.target}")
         try:
-            for self.phase, step in (("instructions", self.shrink_instructions), ("init", self.shrink_init),
+            for self.phase, step in (("instructions", self.shrink_instructions), ("actions", self.shrink_actions),
+                                     ("init", self.shrink_init),
                                      ("operands", self.simplify_operands), ("data", self.simplify_data),
                                      ("pairs", self.shrink_pairs)):
                 step()
@@ -199,8 +200,7 @@ class Minimizer:
         if self.nop_pad:
             return _with_threads(base, {t: [NOP if (t, i) in removed else w for i, w in enumerate(ws)]
                                         for t, ws in base.threads.items()})
-        return _with_threads(base, {t: [w for i, w in enumerate(ws) if (t, i) not in removed]
-                                    for t, ws in base.threads.items()})
+        return self._drop_words(base, removed)
 
     def _ddmin_instructions(self) -> None:
         base = self.best
@@ -226,9 +226,19 @@ class Minimizer:
         nops = [(t, i) for t, ws in sorted(base.threads.items()) for i, w in enumerate(ws) if w == NOP]
         if nops:  # padding that the divergence does not need goes
             self.phase = "nop-removal"
-            ddmin(nops, lambda kept: self.test(_with_threads(base, {
-                t: [w for i, w in enumerate(ws) if w != NOP or (t, i) in set(kept)]
-                for t, ws in base.threads.items()})))
+            ddmin(nops, lambda kept: self.test(self._drop_words(base, set(nops) - set(kept))))
+
+    def shrink_actions(self) -> None:
+        """RISC-V actions the divergence does not need go (MOP configuration, stores, handshakes)."""
+        base = self.best
+        slots = [(t, k) for t, xs in sorted(base.actions.items()) for k in range(len(xs))]
+        if slots:
+            ddmin(slots, lambda kept: self.test(without(base, actions=set(slots) - set(kept))))
+
+    @staticmethod
+    def _drop_words(base: Case, removed: set) -> Case:
+        c = without(base, removed)
+        return _with_threads(c, c.threads)
 
     def shrink_pairs(self) -> None:
         """Last, while budget remains: any two instructions at once, on short cases."""

@@ -17,8 +17,10 @@ from typing import Any, Iterable
 import yaml
 
 from golden import isa
-from golden.registers import CONFIG_STATES, CONFIG_WORDS, thread_config_words
-from golden.state import COLS, DEST_ROWS, GPRS, L1_SIZE, THREADS
+from golden import riscv
+from golden.registers import CONFIG_STATES, CONFIG_WORDS, config_field, fields, thread_config_words
+from golden.riscv import RiscvAction
+from golden.state import COLS, DEST_ROWS, GPRS, L1_SIZE, SEMAPHORES, THREADS
 
 # Part of every case hash: bump it when the observed-state format changes, so old recordings go stale.
 OBSERVATION_FORMAT = "tensix-diff-observation/1"
@@ -55,6 +57,9 @@ class Case:
     observe: Observe = field(default_factory=Observe)
     source: str = "<memory>"
     tags: list[str] = field(default_factory=list)
+    # thread -> (index, action) in program order: each RISC-V action runs before Tensix word ``index`` of the
+    # thread (after the last when index == len(words)); see golden.riscv
+    actions: dict[int, list[tuple[int, RiscvAction]]] = field(default_factory=dict)
 
     def observed_l1(self) -> list[tuple[int, int]]:
         """L1 regions compared: the explicit ones, else those the case initialised."""
@@ -132,6 +137,17 @@ def _check_case(case: Case) -> None:
         _in_range(t, 0, THREADS - 1, "thread")
         for i, w in enumerate(words):
             _word(w, f"thread {t} instruction {i}")
+    for t, acts in case.actions.items():
+        _in_range(t, 0, THREADS - 1, "thread")
+        last = 0
+        for k, (pos, a) in enumerate(acts):
+            if not isinstance(a, RiscvAction) or not last <= pos <= len(case.threads.get(t, [])):
+                raise _Bad(f"thread {t} action {k} is not a RISC-V action in program order")
+            last = pos
+            try:
+                riscv.check(a, t)
+            except ValueError as e:
+                raise _Bad(f"thread {t} action {k}: {e}") from None
     init = case.init
     for t, regs in init.gpr.items():
         _in_range(t, 0, THREADS - 1, "init.gpr thread")
@@ -328,18 +344,104 @@ class _Walker:
             out.append((row, [self.integer(v, f"init.dest row {row} value", 0, 0xFFFF) for v in vnodes]))
         return out
 
-    def threads(self, node: yaml.Node) -> dict[int, list[int]]:
+    def threads(self, node: yaml.Node) -> tuple[dict[int, list[int]], dict[int, list[tuple[int, RiscvAction]]]]:
         out: dict[int, list[int]] = {}
+        actions: dict[int, list[tuple[int, RiscvAction]]] = {}
         for t, _, prog in self.int_map(node, "threads", "thread", THREADS - 1):
-            words = []
+            words: list[int] = []
             for inode in self.sequence(prog, f"thread {t} program"):
+                if isinstance(inode, yaml.MappingNode):
+                    for a in self.actions(inode, t):
+                        actions.setdefault(t, []).append((len(words), a))
+                    continue
                 text = self.text(inode, f"thread {t} instruction")
                 try:
                     words.append(isa.assemble_line(text))
                 except isa.IsaError as e:
                     raise self.fail(inode, f"thread {t}: {e}") from None
             out[t] = words
+        return out, actions
+
+    def actions(self, node: yaml.Node, t: int) -> list[RiscvAction]:
+        """A RISC-V action item ``{kind: arguments}`` (contract.md); mop_cfg with a list gives several."""
+        pairs = self.mapping(node, f"thread {t} RISC-V action", riscv.KINDS)
+        if len(pairs) != 1:
+            raise self.fail(node, f"thread {t}: a RISC-V action is one key (one of: {', '.join(riscv.KINDS)})")
+        knode, v = pairs[0]
+        kind = self.scalar(knode, "action")
+        what = f"thread {t} {kind}"
+
+        def args(keys: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict[str, yaml.Node]:
+            got = {self.scalar(k, "key"): n for k, n in self.mapping(v, what, keys + optional)}
+            for key in keys:
+                if key not in got:
+                    raise self.fail(v, f"{what} needs '{key}'")
+            return got
+
+        try:
+            if kind == "cfg":
+                a = args(("index", "value"), ("mask",))
+                index = self.config_index(a["index"], what)
+                mask = self.integer(a["mask"], f"{what} mask") if "mask" in a else None
+                out = [RiscvAction("cfg", (index, self.integer(a["value"], f"{what} value"), mask))]
+            elif kind == "mop_cfg":
+                if isinstance(v, yaml.SequenceNode):
+                    vals = [self.integer(n, f"{what} word {i}") for i, n in enumerate(self.sequence(v, what))]
+                    if not 1 <= len(vals) <= 9:
+                        raise self.fail(v, f"{what} takes 1..9 words (MOP config words 0..8), not {len(vals)}")
+                    out = [RiscvAction("mop_cfg", (i, x)) for i, x in enumerate(vals)]
+                else:
+                    a = args(("index", "value"))
+                    out = [RiscvAction("mop_cfg", (self.integer(a["index"], f"{what} index", 0, 8),
+                                                   self.integer(a["value"], f"{what} value")))]
+            elif kind == "gpr":
+                a = args(("index", "value"))
+                out = [RiscvAction("gpr", (self.integer(a["index"], f"{what} index", 0, GPRS - 1),
+                                           self.integer(a["value"], f"{what} value")))]
+            elif kind == "l1":
+                a = args(("addr", "hex"))
+                addr = self.integer(a["addr"], f"{what} addr", 0, L1_SIZE - 1)
+                h = re.sub(r"[\s_]", "", self.text(a["hex"], f"{what} hex"))
+                if not h or len(h) % 8 or not re.fullmatch(r"[0-9a-fA-F]*", h):
+                    raise self.fail(a["hex"], f"{what} hex must be whole 32-bit words (a multiple of 8 hex digits)")
+                out = [RiscvAction("l1", (addr, bytes.fromhex(h)))]
+            elif kind in ("sem_post", "sem_get", "feature_disable"):
+                hi = SEMAPHORES - 1 if kind != "feature_disable" else 0xFFFFFFFF
+                out = [RiscvAction(kind, (self.integer(v, what, 0, hi),))]
+            elif kind == "sem_wait":
+                a = args(("sem", "until"))
+                cond = self.text(a["until"], f"{what} until").split()
+                if len(cond) != 2 or cond[0] not in riscv.SEM_OPS:
+                    raise self.fail(a["until"], f"{what} until must be 'OP N', OP one of {' '.join(riscv.SEM_OPS)}")
+                try:
+                    n = isa.parse_int(cond[1], f"{what} until")
+                except isa.IsaError as e:
+                    raise self.fail(a["until"], str(e)) from None
+                out = [RiscvAction("sem_wait", (self.integer(a["sem"], f"{what} sem", 0, SEMAPHORES - 1), cond[0],
+                                                _in_range(n, 0, riscv.SEM_LIMIT, f"{what} until value")))]
+            elif kind == "mailbox_write":
+                a = args(("to", "value"))
+                out = [RiscvAction(kind, (self.integer(a["to"], f"{what} to", 0, THREADS - 1),
+                                          self.integer(a["value"], f"{what} value")))]
+            else:  # mailbox_read
+                a = args(("from", "gpr"))
+                out = [RiscvAction(kind, (self.integer(a["from"], f"{what} from", 0, THREADS - 1),
+                                          self.integer(a["gpr"], f"{what} gpr", 0, GPRS - 1)))]
+            for x in out:
+                riscv.check(x, t)
+        except (_Bad, ValueError) as e:
+            raise self.fail(v, f"{what}: {e}") from None
         return out
+
+    def config_index(self, node: yaml.Node, what: str) -> int:
+        """A Config ADDR32 index, or the name of a Config field (its word)."""
+        v = self.scalar(node, f"{what} index")
+        if isinstance(v, str) and v.strip() in fields("config"):
+            return config_field(v.strip()).index
+        if isinstance(v, str) and not re.fullmatch(r"\s*(0[xXbB])?[0-9a-fA-F_]+\s*", v):
+            raise self.fail(node, f"{what} index {v!r} is neither a Config word index nor a Config field name "
+                                  "(golden/registers.yaml)")
+        return self.integer(node, f"{what} index", 0, CONFIG_WORDS - 1)
 
     def case(self, root: yaml.Node | None) -> Case:
         if root is None:
@@ -353,7 +455,7 @@ class _Walker:
             raise self.fail(top["name"], f"name {name!r} must use only a-z, 0-9 and '-' (and not start with '-')")
         description = self.text(top["description"], "description") if "description" in top else ""
         tags = [self.text(n, "tag") for n in self.sequence(top["tags"], "tags")] if "tags" in top else []
-        threads = self.threads(top["threads"])
+        threads, actions = self.threads(top["threads"])
         init, observe = Init(), Observe()
         if "init" in top:
             sec = {self.scalar(k, "key"): v for k, v in self.mapping(top["init"], "init", INIT_KEYS)}
@@ -378,7 +480,7 @@ class _Walker:
                         for i in self.sequence(idx, f"observe.config state {s}")]
                     for s, _, idx in self.int_map(sec["config"], "observe.config", "observe.config state", CONFIG_STATES - 1)}
         return Case(name=name, description=description, threads=threads, init=init, observe=observe,
-                    source=self.source, tags=tags)
+                    source=self.source, tags=tags, actions=actions)
 
 
 MAX_CASE_BYTES = 8 << 20     # a 40,000-instruction case is about 2.5 MB
@@ -475,6 +577,21 @@ def load_cases(paths: Iterable[str | Path]) -> list[Case]:
     return cases
 
 
+def without(case: Case, words: set[tuple[int, int]] = frozenset(), actions: set[tuple[int, int]] = frozenset()
+            ) -> Case:
+    """``case`` without the Tensix words at (thread, index) ``words`` and the RISC-V actions at (thread, k)
+    ``actions``; the actions that stay keep their place between the words that stay."""
+    import dataclasses
+    threads = {t: [w for i, w in enumerate(ws) if (t, i) not in words] for t, ws in case.threads.items()}
+    acts = {}
+    for t, xs in case.actions.items():
+        gone = sorted(i for u, i in words if u == t)
+        kept = [(pos - sum(1 for i in gone if i < pos), a) for k, (pos, a) in enumerate(xs) if (t, k) not in actions]
+        if kept:
+            acts[t] = kept
+    return dataclasses.replace(case, threads=threads, actions=acts)
+
+
 # --- identity ---------------------------------------------------------------------------------------
 
 def _regs(table: dict[int, dict[int, int]]) -> dict[str, dict[str, int]]:
@@ -483,7 +600,7 @@ def _regs(table: dict[int, dict[int, int]]) -> dict[str, dict[str, int]]:
 
 def content(case: Case) -> dict:
     """What determines a run and its observation: programs, initial state, observed regions."""
-    return {
+    out = {
         "threads": {str(t): list(ws) for t, ws in sorted(case.threads.items()) if ws},
         "init": {
             "gpr": _regs(case.init.gpr),
@@ -497,6 +614,26 @@ def content(case: Case) -> dict:
             "config": {str(s): idx for s, idx in case.observed_config().items()},
         },
     }
+    acts = {str(t): [[pos, a.kind, *_json_args(a)] for pos, a in xs] for t, xs in sorted(case.actions.items()) if xs}
+    if acts:    # absent when there are none, so cases without actions keep their hash
+        out["actions"] = acts
+    return out
+
+
+def _json_args(a: RiscvAction) -> list:
+    return [bytes(x).hex() if isinstance(x, (bytes, bytearray)) else x for x in a.args]
+
+
+def actions_from_json(table: dict) -> dict[int, list[tuple[int, RiscvAction]]]:
+    """The inverse of content()'s "actions" entry."""
+    def one(kind: str, args: list) -> RiscvAction:
+        if kind == "l1":
+            args = [args[0], bytes.fromhex(args[1])]
+        return RiscvAction(kind, tuple(args))
+    try:
+        return {int(t): [(int(x[0]), one(x[1], x[2:])) for x in xs] for t, xs in table.items()}
+    except (ValueError, TypeError, IndexError, AttributeError) as e:
+        raise CaseError(f"malformed RISC-V actions: {e}") from None
 
 
 def canonical(case: Case) -> dict:
@@ -519,17 +656,45 @@ def _instruction_text(word: int) -> str:
         return f".word {word:#010x}"
 
 
+def action_text(a: RiscvAction) -> str:
+    """A RISC-V action as the case file writes it (YAML flow mapping)."""
+    f = a.fields
+    if a.kind == "cfg":
+        mask = "" if f.mask is None else f", mask: {f.mask:#x}"
+        return f"{{cfg: {{index: {f.index}, value: {f.value:#x}{mask}}}}}"
+    if a.kind in ("mop_cfg", "gpr"):
+        return f"{{{a.kind}: {{index: {f.index}, value: {f.value:#x}}}}}"
+    if a.kind == "l1":
+        return f'{{l1: {{addr: {f.addr:#x}, hex: "{bytes(f.data).hex()}"}}}}'
+    if a.kind in ("sem_post", "sem_get"):
+        return f"{{{a.kind}: {f.sem}}}"
+    if a.kind == "feature_disable":
+        return f"{{feature_disable: {f.value:#x}}}"
+    if a.kind == "sem_wait":
+        return f'{{sem_wait: {{sem: {f.sem}, until: "{f.op} {f.value}"}}}}'
+    if a.kind == "mailbox_write":
+        return f"{{mailbox_write: {{to: {f.to}, value: {f.value:#x}}}}}"
+    return f"{{mailbox_read: {{from: {getattr(f, 'from')}, gpr: {f.gpr}}}}}"
+
+
 def dump_case(case: Case) -> str:
     """Case YAML in the contract's layout; ``parse_case(dump_case(c))`` has the same canonical form."""
     q = json.dumps  # a JSON string is a valid YAML double-quoted scalar
     out = [f"name: {q(case.name)}", f"description: {q(case.description)}"]
     if case.tags:
         out.append(f"tags: [{', '.join(q(t) for t in case.tags)}]")
-    out.append("threads:" if any(case.threads.values()) else "threads: {}")
-    for t, words in sorted(case.threads.items()):
-        if words:
+    out.append("threads:" if any(case.threads.values()) or any(case.actions.values()) else "threads: {}")
+    for t in sorted(set(case.threads) | set(case.actions)):
+        words, acts = case.threads.get(t, []), case.actions.get(t, [])
+        if words or acts:
             out.append(f"  {t}:")
-            out.extend(f"    - {_instruction_text(w)}" for w in words)
+            k = 0
+            for i in range(len(words) + 1):
+                while k < len(acts) and acts[k][0] <= i:
+                    out.append(f"    - {action_text(acts[k][1])}")
+                    k += 1
+                if i < len(words):
+                    out.append(f"    - {_instruction_text(words[i])}")
     init = case.init
     body: list[str] = []
     for key in ("gpr", "thread_config", "config"):

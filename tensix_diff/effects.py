@@ -91,7 +91,7 @@ def _run(case: Case, threads: dict[int, list[int]], mask: dict) -> _Outcome:
     m = Tensix()
     apply_init(m.s, case)
     try:
-        m.run(threads)
+        m.run(threads, case.actions)
     except GoldenError as e:
         return _Outcome(e.kind)
     state = {"dest": m.s.dest.bits, "dest_valid": m.s.dest.valid, **observe_counters(m.s, case)}

@@ -57,7 +57,7 @@ def run_golden(case: Case, machine_factory=Tensix) -> Result:
     m = machine_factory()
     apply_init(m.s, case)
     try:
-        m.run(case.threads)
+        m.run(case.threads, case.actions)
     except GoldenError as e:
         return Result(status=e.kind, message=str(e), provenance={"device": "golden"})
     return Result(status=OK, state=observe(m.s, case), provenance={"device": "golden"})

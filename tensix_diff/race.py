@@ -37,7 +37,7 @@ class RaceReport:
 
 
 def threads_in_use(case: Case) -> list[int]:
-    return sorted(t for t, ws in case.threads.items() if ws)
+    return sorted({t for t, ws in case.threads.items() if ws} | {t for t, xs in case.actions.items() if xs})
 
 
 def _run(case: Case, schedule: Schedule):
@@ -45,7 +45,7 @@ def _run(case: Case, schedule: Schedule):
     m = Tensix()
     apply_init(m.s, case)
     try:
-        run_schedule(m, case.threads, schedule)
+        run_schedule(m, case.threads, schedule, case.actions)
     except GoldenError as e:
         return e.kind, str(e)
     return "ok", m

@@ -94,10 +94,10 @@ def last_writer_units(case: Case, keys: list[Key], machine: Callable[[], Tensix]
         base_step(t, d, index)
         for k, old in zip(keys, before):
             if _value(m.s, case, k) != old:
-                units[k] = d.ins.unit
+                units[k] = d.ins.unit if d.ins is not None else "riscv"
     m.step = step
     try:
-        m.run(case.threads)
+        m.run(case.threads, case.actions)
     except GoldenError:
         pass
     return units

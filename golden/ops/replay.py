@@ -94,6 +94,9 @@ def mop_expander(m, t, items):
     """MOP expander: consumes MOP_CFG and MOP, passes everything else through."""
     fe = m.s.frontend[t]
     for index, d in items:
+        if d.ins is None:          # a RISC-V action: not an instruction
+            yield index, d
+            continue
         op = d.ins.opcode
         if op != MOP_OP and op != MOP_CFG_OP:
             yield index, d
@@ -138,7 +141,9 @@ def replay_expander(m, t, items):
     execute_while_loading); otherwise consumes REPLAY and emits buffered instructions."""
     fe = m.s.frontend[t]
     for index, d in items:
-        if fe.load_left:
+        if d.ins is None:          # a RISC-V action is never captured
+            yield index, d
+        elif fe.load_left:
             fe.replay[fe.load_index] = d.word
             fe.load_index = (fe.load_index + 1) & _IDX
             fe.load_left -= 1

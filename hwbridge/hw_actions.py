@@ -1,0 +1,82 @@
+"""A case's RISC-V actions (golden.riscv) as TRISC code between the Tensix words the thread pushes.
+
+Each action waits for the thread's earlier Tensix instructions to complete (a load of PC_BUF TENSIX_SYNC)
+so it lands where golden applies it, in program order. Stores that later Tensix instructions depend on
+are read back (a load from the same address returns only after the store has landed); L1 stores end
+with a fence. Addresses: ttsim v1.10.0 tile_regs.h and tile.cpp (PC_BUF semaphores, mailboxes).
+"""
+from __future__ import annotations
+
+from golden.riscv import RiscvAction
+
+from . import hw_map as M
+from . import hw_rv32 as rv
+
+
+def _drain(p: rv.Program) -> None:
+    p.li(rv.T6, M.PC_BUF_TENSIX_SYNC).emit(rv.lw(rv.T6, rv.T6, 0))
+
+
+def _store(p: rv.Program, addr: int, value: int, read_back: bool = True) -> None:
+    p.li(rv.T0, addr).li(rv.T1, value).emit(rv.sw(rv.T1, rv.T0, 0))
+    if read_back:
+        p.emit(rv.lw(rv.T1, rv.T0, 0))
+
+
+def _until(p: rv.Program, op: str, n: int, done: str) -> None:
+    """Branch to ``done`` when T1 OP n (T2 is scratch)."""
+    if op in ("==", "!=", "<", ">"):
+        p.li(rv.T2, n)
+        kind, a, b = {"==": ("beq", rv.T1, rv.T2), "!=": ("bne", rv.T1, rv.T2),
+                      "<": ("blt", rv.T1, rv.T2), ">": ("blt", rv.T2, rv.T1)}[op]
+    elif op == "<=":
+        p.li(rv.T2, n + 1)
+        kind, a, b = "blt", rv.T1, rv.T2
+    else:  # ">="
+        p.li(rv.T2, n - 1)
+        kind, a, b = "blt", rv.T2, rv.T1
+    p.branch(kind, a, b, done)
+
+
+def emit(p: rv.Program, t: int, a: RiscvAction, label: str) -> None:
+    """TRISC t's code for one action (``label`` makes its loop labels unique)."""
+    f = a.fields
+    _drain(p)
+    if a.kind == "cfg":
+        addr = M.CFG_BASE + 4 * f.index
+        if f.mask is None:
+            _store(p, addr, f.value)
+        else:
+            p.li(rv.T0, addr).emit(rv.lw(rv.T1, rv.T0, 0)).li(rv.T2, ~f.mask & 0xFFFFFFFF)
+            p.emit(rv.and_(rv.T1, rv.T1, rv.T2)).li(rv.T2, f.value & f.mask)
+            p.emit(rv.or_(rv.T1, rv.T1, rv.T2), rv.sw(rv.T1, rv.T0, 0), rv.lw(rv.T1, rv.T0, 0))
+    elif a.kind == "mop_cfg":
+        _store(p, M.MOP_CFG_BASE + 4 * f.index, f.value, read_back=False)   # ttsim cannot read MopCfg back
+        p.emit(rv.fence())
+    elif a.kind == "gpr":
+        _store(p, M.REGFILE_BASE + 4 * f.index, f.value)
+    elif a.kind == "l1":
+        data = bytes(f.data)
+        p.li(rv.T0, f.addr)
+        for off in range(0, len(data), 4):
+            word = int.from_bytes(data[off:off + 4], "little")
+            if word:
+                p.li(rv.T1, word).emit(rv.sw(rv.T1, rv.T0, off))
+            else:
+                p.emit(rv.sw(rv.ZERO, rv.T0, off))
+        p.emit(rv.fence())
+    elif a.kind in ("sem_post", "sem_get"):
+        _store(p, M.PC_BUF_SEMAPHORE + 4 * f.sem, 0 if a.kind == "sem_post" else 1)
+    elif a.kind == "sem_wait":
+        p.li(rv.T0, M.PC_BUF_SEMAPHORE + 4 * f.sem).label(f"{label}_poll").emit(rv.lw(rv.T1, rv.T0, 0))
+        _until(p, f.op, f.value, f"{label}_done")
+        p.jump(f"{label}_poll").label(f"{label}_done")
+    elif a.kind == "mailbox_write":
+        _store(p, M.MAILBOX_BASE + M.MAILBOX_STRIDE * (f.to + 1), f.value, read_back=False)  # a read would consume
+    elif a.kind == "mailbox_read":
+        p.li(rv.T0, M.MAILBOX_BASE + M.MAILBOX_STRIDE * (getattr(f, "from") + 1)).emit(rv.lw(rv.T1, rv.T0, 0))
+        p.li(rv.T0, M.REGFILE_BASE + 4 * f.gpr).emit(rv.sw(rv.T1, rv.T0, 0), rv.lw(rv.T1, rv.T0, 0))
+    elif a.kind == "feature_disable":
+        _store(p, M.DBG_FEATURE_DISABLE, f.value)
+    else:
+        raise ValueError(f"no TRISC code for RISC-V action {a.kind}")
