@@ -24,6 +24,7 @@ from generators.profiles import GOLDEN_ACCEPT, ProfileError, load_profile, profi
 from generators.program import NoInstructions
 from .backends import BACKENDS, BackendFailure, BackendUnavailable, get_backend, judge_case
 from tensix_diff.case import Case, case_hash, dump_case
+from .progress import Progress
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
 from tensix_diff.report_html import campaign_html
 from tensix_diff.triage import CampaignTriage
@@ -50,7 +51,8 @@ def add_parser(sub) -> None:
     p.add_argument("--write-cases", metavar="DIR", help="also write every generated case as DIR/<name>.yaml")
     p.add_argument("--no-run", action="store_true", help="only generate (with --write-cases: dump a corpus)")
     p.add_argument("--list", action="store_true", help="show which of the profile's instructions are in play, and exit")
-    p.add_argument("--progress-every", type=int, metavar="N", help="progress line on stderr every N cases")
+    p.add_argument("--progress-every", type=int, metavar="N", help="also a progress line on stderr every N cases, "
+                   "in pipes and logs too (a terminal shows a live count anyway; -q: neither)")
     p.add_argument("--recordings", metavar="DIR", help="replay store directory (default: the project's)")
     p.add_argument("--simulator", metavar="PATH", help="hw backend: run on this libttsim.so instead of a card")
     p.add_argument("--limit", type=int, default=10, metavar="N", help="differences printed per divergence")
@@ -120,7 +122,8 @@ def run(args) -> int:
     if out_dir:
         out_dir.mkdir(parents=True, exist_ok=True)
     report_path = Path(args.report or f"out/fuzz-{seed}.json")
-    every = args.progress_every or min(1000, max(10, args.count // 10))
+    every = 0 if args.quiet else (args.progress_every or 0)
+    live = Progress("fuzz", args.count, quiet=args.quiet)
     outcomes: Counter = Counter()
     whys: Counter = Counter()
     statuses: Counter = Counter()
@@ -151,11 +154,14 @@ def run(args) -> int:
                 elif v.outcome not in (MATCHED, KNOWN) and len(errors) < ERRORS_LISTED:
                     errors.append({**entry, "outcome": v.outcome, "statuses": list(v.statuses), "message": v.message})
             done += 1
-            if done % every == 0 or done == args.count:
+            other = done - outcomes[MATCHED] - outcomes[DIVERGED] - outcomes[KNOWN]
+            live.step(note=f"{outcomes[DIVERGED]} diverged, {other} not compared")
+            if every and (done % every == 0 or done == args.count):
                 _progress(done, args.count, outcomes, t0)
     except NoInstructions as e:
         raise _Fail(EXIT_USAGE, str(e)) from None
     except KeyboardInterrupt:
+        live.close()
         print(f"fuzz: interrupted after {done} cases", file=sys.stderr)
     matched, diverged, known = outcomes[MATCHED], outcomes[DIVERGED], outcomes[KNOWN]
     n_err = sum(outcomes.values()) - matched - diverged - known
@@ -178,7 +184,7 @@ def run(args) -> int:
     report["triage"] = triage.report()
     report_path.parent.mkdir(parents=True, exist_ok=True)
     report_path.write_text(json.dumps(report, indent=1) + "\n")
-    report_path.with_suffix(".html").write_text(campaign_html(report, triage.examples))
+    report_path.with_suffix(".html").write_text(campaign_html(report, triage.examples, len(divergences)))
     if diverged:
         print("\n".join(report["triage"]["lines"]))
     print(summary)

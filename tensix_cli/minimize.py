@@ -20,6 +20,7 @@ from typing import Callable, Sequence, TypeVar
 from golden import isa
 from hwbridge.base import Result
 from tensix_cli.backends import open_backend, run_case
+from .progress import Progress
 from tensix_diff.case import Case, Init, case_hash, dump_case, load_case, without
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, MATCHED
 from tensix_diff.race import is_racy, threads_in_use
@@ -118,10 +119,11 @@ class Minimizer:
     def __init__(self, device: Callable[[Case], Result], against: Callable[[Case], Result],
                  classify: Callable[[Case, Result, Result], tuple] = classify,
                  max_runs: int = 200, nop_pad: bool = False, strict: bool = False,
-                 log: Callable[[str], None] | None = None):
+                 log: Callable[[str], None] | None = None, on_run: Callable[[], None] | None = None):
         self.device, self.against, self.classify = device, against, classify
         self.max_runs, self.nop_pad, self.strict = max_runs, nop_pad, strict
         self.log = log or (lambda line: None)
+        self.on_run = on_run or (lambda: None)     # called before each device run (progress)
         self.runs = 0
         self.cache: dict[str, Outcome] = {}
         self.target: Signature | None = None
@@ -142,6 +144,7 @@ class Minimizer:
         if self.runs >= self.max_runs:
             raise BudgetExhausted()
         self.runs += 1
+        self.on_run()
         dev = self.device(case)
         verdict, sig = self.classify(case, dev, model)
         return Outcome(verdict.outcome, sig, dev, verdict.message, verdict.report(8) if sig else "")
@@ -421,10 +424,17 @@ def run(args) -> int:
     if args.max_runs < 1:
         raise UsageError("minimize: --max-runs must be at least 1")
     case = load_case(args.case)
-    log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    progress = Progress("minimize: device runs (of the budget)", args.max_runs, quiet=args.quiet)
+    if progress.on:     # a live count on a terminal; the improvements as lines in pipes and logs
+        log = None
+    else:
+        log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     device, against = _backend(args.backend, args), _backend(args.against, args)
-    rep = Minimizer(device, against, max_runs=args.max_runs, nop_pad=args.nop_pad, strict=args.strict,
-                    log=log).minimize(case)
+    try:
+        rep = Minimizer(device, against, max_runs=args.max_runs, nop_pad=args.nop_pad, strict=args.strict,
+                        log=log, on_run=progress.step).minimize(case)
+    finally:
+        progress.close()
     print("\n".join(rep.lines()))
     if rep.status == "matched":
         return EXIT_OK

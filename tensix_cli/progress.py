@@ -1,4 +1,5 @@
-"""Progress of long commands: a count with rate and ETA on stderr, only on a terminal."""
+"""Progress of long commands (record, fuzz, minimize, coverage, the agreement report): a count with rate and
+ETA on stderr, only on a terminal and never under -q."""
 from __future__ import annotations
 
 import sys
@@ -8,12 +9,14 @@ import time
 class Progress:
     """A count with rate and ETA on stderr, only on a terminal (quiet in pipes and logs)."""
 
-    def __init__(self, what: str, total: int, every: float = 0.5):
+    def __init__(self, what: str, total: int, every: float = 0.5, quiet: bool = False):
         self.what, self.total, self.every = what, total, every
         self.done, self.t0, self.last = 0, time.monotonic(), 0.0
-        self.on = sys.stderr.isatty()
+        self.on = sys.stderr.isatty() and not quiet
+        self.shown = False
 
-    def step(self, n: int = 1) -> None:
+    def step(self, n: int = 1, note: str = "") -> None:
+        """Count ``n`` more; ``note`` (e.g. "2 diverged") follows the count."""
         self.done += n
         now = time.monotonic()
         if self.on and (now - self.last >= self.every or self.done == self.total):
@@ -21,5 +24,13 @@ class Progress:
             rate = self.done / max(now - self.t0, 1e-9)
             eta = (self.total - self.done) / rate if rate else 0
             end = "\n" if self.done == self.total else ""
-            print(f"\r{self.what}: {self.done}/{self.total} ({rate:.0f}/s, ETA {eta:.0f} s)   ", end=end,
+            note = f", {note}" if note else ""
+            print(f"\r{self.what}: {self.done}/{self.total}{note} ({rate:.1f}/s, ETA {eta:.0f} s)   ", end=end,
                   file=sys.stderr, flush=True)
+            self.shown = end == ""
+
+    def close(self) -> None:
+        """End the line if the count stopped short of the total (interrupted, or a budget not all spent)."""
+        if self.shown:
+            print(file=sys.stderr, flush=True)
+            self.shown = False

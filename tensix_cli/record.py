@@ -17,6 +17,8 @@ from pathlib import Path
 
 from hwbridge.base import DEVICE_ERROR
 
+from .progress import Progress
+
 EXIT_OK, EXIT_USAGE, EXIT_DEVICE = 0, 2, 3
 REPO = Path(__file__).resolve().parents[1]
 
@@ -86,6 +88,7 @@ def run(args) -> int:
     for c in todo:
         work.put(c)
     t0 = time.monotonic()
+    progress = Progress("record", len(todo), quiet=args.quiet)
 
     def serve(backend) -> None:
         while True:
@@ -99,6 +102,7 @@ def run(args) -> int:
                 if old.status == result.status and old.state == result.state:
                     with lock:
                         counts["unchanged"] += 1
+                        progress.step()
                     continue
                 with lock:
                     changed.append(f"changed {case.name}: {old.status} -> {result.status}")
@@ -108,10 +112,7 @@ def run(args) -> int:
                 counts[result.status] += 1
                 if result.status == DEVICE_ERROR or (not args.quiet and not result.ok):
                     print(f"{result.status} {case.name}: {result.message}")
-                done = sum(counts.values())
-                if done % 500 == 0:
-                    rate = done / max(1e-9, time.monotonic() - t0)
-                    print(f"record: {done}/{len(todo)} ({rate:.1f} cases/s)", file=sys.stderr)
+                progress.step(note=f"{counts[DEVICE_ERROR]} device errors" if counts[DEVICE_ERROR] else "")
 
     threads = [threading.Thread(target=serve, args=(b,)) for b in backends]
     try:
@@ -120,6 +121,7 @@ def run(args) -> int:
         for t in threads:
             t.join()
     finally:
+        progress.close()
         for b in backends:
             b.close()
     elapsed = time.monotonic() - t0

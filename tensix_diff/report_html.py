@@ -66,13 +66,50 @@ def dest_heatmap(expected: Sequence[Sequence[int]], actual: Sequence[Sequence[in
     return img
 
 
+AXIS_L, AXIS_T, AXIS_B = 34, 14, 14     # margins of the heatmap's axes (pixels)
+
+
+def _axes_svg(uri: str, rows: int, cols: int) -> str:
+    """The heatmap image inside an SVG with its axes: each panel titled with its Dest rows, row offsets
+    within a panel on the left (every 64), columns 0 and 15 under each panel."""
+    per = -(-rows // PANELS)
+    w, h = PANELS * (cols * CELL_W + GAP) - GAP, per * CELL_H
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w + AXIS_L}" height="{h + AXIS_T + AXIS_B}" '
+           f'font-size="9" font-family="monospace">',
+           f'<image x="{AXIS_L}" y="{AXIS_T}" width="{w}" height="{h}" href="{uri}"/>']
+    for p in range(PANELS):
+        x0 = AXIS_L + p * (cols * CELL_W + GAP)
+        out.append(f'<text x="{x0}" y="{AXIS_T - 3}">rows {p * per}-{min(rows, (p + 1) * per) - 1}</text>')
+        out.append(f'<text x="{x0}" y="{AXIS_T + h + 10}">0</text>')
+        out.append(f'<text x="{x0 + cols * CELL_W}" y="{AXIS_T + h + 10}" text-anchor="end">{cols - 1}</text>')
+    for r in range(0, per + 1, 64):
+        y = AXIS_T + min(r, per - 1) * CELL_H
+        out.append(f'<text x="{AXIS_L - 3}" y="{y + 3}" text-anchor="end">+{min(r, per - 1)}</text>')
+        out.append(f'<line x1="{AXIS_L - 2}" x2="{AXIS_L}" y1="{y}" y2="{y}" stroke="#444"/>')
+    out.append(f'<text x="{AXIS_L + w // 2}" y="{AXIS_T + h + 10}" text-anchor="middle">column</text></svg>')
+    return "".join(out)
+
+
+def _swatch(rgb: tuple[int, int, int], label: str) -> str:
+    return (f'<span style="display:inline-block;width:10px;height:10px;margin:0 3px 0 8px;'
+            f'background:rgb{tuple(rgb)};border:1px solid #999"></span>{esc(label)}')
+
+
+def heatmap_legend() -> str:
+    """What the heatmap's colours mean."""
+    parts = [_swatch(SAME_ZERO, "same, zero"), _swatch(SAME_NONZERO, "same, non-zero")]
+    parts += [_swatch((255, 180 - n * 10, 180 - n * 10), f"{n} bit{'s' if n > 1 else ''} differ") for n in (1, 4, 8, 16)]
+    return f'<div style="font-size:12px">{"".join(parts)}</div>'
+
+
 def heatmap_figure(title: str, expected: Sequence[Sequence[int]], actual: Sequence[Sequence[int]]) -> str:
     bits = dest_difference(expected, actual)
     diff_rows = np.flatnonzero(bits.any(axis=1))
     where = f"rows {diff_rows[0]}..{diff_rows[-1]}" if len(diff_rows) else "no cell differs"
     caption = f"{esc(title)}: {int((bits > 0).sum())} Dest cells differ ({where}); panels of 256 rows"
-    return (f'<figure><img alt="Dest difference heatmap" src="{data_uri(png(dest_heatmap(expected, actual)))}">'
-            f"<figcaption>{caption}</figcaption></figure>")
+    uri = data_uri(png(dest_heatmap(expected, actual)))
+    return (f'<figure role="img" aria-label="Dest difference heatmap">{_axes_svg(uri, *bits.shape)}'
+            f"{heatmap_legend()}<figcaption>{caption}</figcaption></figure>")
 
 
 def esc(x: object) -> str:
@@ -118,7 +155,7 @@ def dest_from_diffs(diffs) -> tuple[np.ndarray, np.ndarray] | None:
     return e, a
 
 
-def campaign_html(report: dict, divergent=()) -> str:
+def campaign_html(report: dict, divergent=(), total_divergent: int | None = None) -> str:
     """A fuzz campaign report: its JSON figures, the triage by signature, and each divergence (case,
     compare.judge verdict) with a heatmap of its Dest difference."""
     s = report.get("summary", {})
@@ -143,7 +180,11 @@ def campaign_html(report: dict, divergent=()) -> str:
         pics = dest_from_diffs(verdict.comparison.diffs) if verdict.comparison is not None else None
         figs.append(f"<h3>{esc(case.name)}</h3>" + pre(lines) + (heatmap_figure(case.name, *pics) if pics else ""))
     if figs:
-        sections.append(("Each divergence", "".join(figs)))
+        shown = len(figs)
+        total = shown if total_divergent is None else total_divergent
+        note = (f"{shown} of {total} divergent cases shown (the first of each run); every one is in the JSON "
+                "report with its case file." if total > shown else f"all {shown} divergent cases shown.")
+        sections.append(("Each divergence", pre([note]) + "".join(figs)))
     errors = report.get("errors") or []
     if errors:
         sections.append(("Cases not compared", table(("case", "outcome", "message"),

@@ -131,8 +131,9 @@ def test_campaign_triage_groups_divergences_and_counts_known_ones(planted, tmp_p
     rep = tri.report()
     assert [(g["count"], g["smallest"]) for g in rep["groups"]] == [(3, "k0")]
     assert rep["new"] == 3 and rep["known"] == 1 and len(tri.examples) == 2
-    page = campaign_html({"seed": 7, "summary": {"cases": 3, "diverged": 3}, "triage": rep}, tri.examples)
+    page = campaign_html({"seed": 7, "summary": {"cases": 3, "diverged": 3}, "triage": rep}, tri.examples, 3)
     assert "<h3>k1</h3>" in page and "<h3>k2</h3>" not in page and "1 case(s) fully explained" in page
+    assert "2 of 3 divergent cases shown" in page          # what was left out is said
 
 
 def test_the_campaign_page_draws_a_dest_difference_from_the_comparison():
@@ -145,6 +146,8 @@ def test_the_campaign_page_draws_a_dest_difference_from_the_comparison():
     assert str(sig) == "dest.bits @?"
     page = campaign_html({"seed": 1}, [(case, verdict)])
     assert page.count("data:image/png;base64,") == 1 and "1 Dest cells differ (rows 17..17)" in page
+    assert ">rows 256-511<" in page and ">+64<" in page and ">column<" in page     # axes
+    assert "same, non-zero" in page and "16 bits differ" in page                      # legend
 
 
 def test_pytest_xfails_known_divergences_and_reports_stale_ones(tmp_path):
