@@ -206,12 +206,14 @@ def test_hypothesis_strategy_draws_valid_cases(case):
 def test_fuzz_prints_seed_first_summary_and_report(tmp_path, capsys):
     report = tmp_path / "r.json"
     rc = cli.main(["fuzz", "--count", "8", "--seed", "77", "--accept-golden", "modelled,handler",
-                   "--report", str(report)])
+                   "--report", str(report), "--progress-every", "4"])
     out, err = capsys.readouterr()
     lines = out.splitlines()
     assert lines[0] == "seed: 77"
     assert "8 cases: 8 matched, 0 diverged, 0 known, 0 errors" in lines
-    assert "fuzz: 8/8 cases" in err
+    assert "fuzz: 4/8 cases" in err and "fuzz: 8/8 cases" in err       # asked for: log lines even in a pipe
+    cli.main(["fuzz", "--count", "2", "--seed", "77", "--report", str(tmp_path / "q.json")])
+    assert capsys.readouterr().err == ""                                # not a terminal, not asked: silent
     assert rc == 0
     data = json.loads(report.read_text())
     assert data["seed"] == 77 and data["summary"] == {"cases": 8, "matched": 8, "diverged": 0, "known": 0, "errors": 0,

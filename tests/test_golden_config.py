@@ -108,3 +108,40 @@ def test_rmwcib_on_state_reset_does_not_reset():
     m.s.config[0][L1_DEST] = 7
     run(f"RMWCIB0 mask=1 data=1 cfgregaddr={STATE_RESET}", m)
     assert m.s.config[0][STATE_RESET] == 1 and m.s.config[0][L1_DEST] == 7
+
+
+SCRATCH = [config_field(f"SCRATCH_SEC{i}_val").index for i in range(3)]
+
+
+@pytest.mark.parametrize("mode, mask_mode, width, rot, expected", [
+    # Config word 0x12345678, SCRATCH 0x0000F00F; values worked by hand from CFGSHIFTMASK.md's model
+    (0, 1, 31, 0, 0x1234F67F),     # or
+    (1, 1, 31, 0, 0x00005008),     # and
+    (2, 1, 31, 0, 0x1234A677),     # xor
+    (3, 1, 31, 0, 0x12354687),     # add
+    (4, 1, 31, 0, 0xFFFF5FF8),     # or ~scratch
+    (5, 1, 31, 0, 0x12340670),     # and ~scratch
+    (6, 1, 31, 0, 0xEDCB5988),     # xor ~scratch
+    (7, 1, 31, 0, 0x12336669),     # subtract
+    (0, 1, 7, 4, 0xF2345678),      # low 8 bits (0x0F) rotated right by 4 -> 0xF0000000, or'd in
+    (0, 0, 7, 4, 0xF2345670),      # MaskMode 0: the rotated mask's bits (0xF000000F) cleared in the old value first
+])
+def test_cfgshiftmask_alu_modes_mask_and_rotation(mode, mask_mode, width, rot, expected):
+    m = Tensix()
+    m.s.config[0][L1_DEST] = 0x12345678
+    for s in range(2):
+        m.s.config[s][SCRATCH[1]] = 0x0000F00F
+    run(f"CFGSHIFTMASK disable_mask_on_old_val={mask_mode} operation={mode} mask_width={width} "
+        f"right_cshift_amt={rot} scratch_sel=3 cfgreg={L1_DEST}", m, thread=1)     # index 3: thread 1's own
+    assert m.s.config[0][L1_DEST] == expected
+
+
+def test_cfgshiftmask_uses_the_threads_config_state():
+    m = Tensix()
+    set_tcfg(m, 0, "CFG_STATE_ID_StateID", 1)
+    m.s.config[1][L1_DEST] = 5
+    for s in range(2):
+        m.s.config[s][SCRATCH[2]] = 3
+    run(f"CFGSHIFTMASK disable_mask_on_old_val=1 operation=7 mask_width=31 right_cshift_amt=0 scratch_sel=2 "
+        f"cfgreg={L1_DEST}", m)
+    assert (m.s.config[1][L1_DEST], m.s.config[0][L1_DEST]) == (2, 0)

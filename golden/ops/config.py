@@ -1,7 +1,8 @@
-"""Configuration unit: SETC16 (ThreadConfig), WRCFG, RDCFG, RMWCIB0..3 (Config of the thread's CFG_STATE_ID).
+"""Configuration unit: SETC16 (ThreadConfig), WRCFG, RDCFG, RMWCIB0..3, CFGSHIFTMASK (Config of the thread's
+CFG_STATE_ID).
 
 Sources: tt-isa-documentation WormholeB0 SETC16.md, WRCFG.md, RMWCIB.md, BackendConfiguration.md,
-ConfigurationUnit.md; Blackhole field positions from ttsim data/bh/tensix_isa.json and blackhole-deltas
+ConfigurationUnit.md, BlackholeA0 CFGSHIFTMASK.md; Blackhole field positions from ttsim data/bh/tensix_isa.json and blackhole-deltas
 #12 (WRCFG: CfgReg 10:0, wr128b 15, GprAddress 21:16) and #13 (SETC16 writes the issuing thread's
 ThreadConfig); Blackhole section bases from cfg_defines.h (GLOBAL words from 180, THCON words from 64).
 
@@ -129,3 +130,27 @@ def rmwcib2(m, t, f) -> None:
 def rmwcib3(m, t, f) -> None:
     """RMWCIB.md (WormholeB0): byte 3 of a Config word = (NewValue & Mask) | (old & ~Mask)."""
     _rmwcib(m, t, f, 3)
+
+
+_SCRATCH = [config_field(f"SCRATCH_SEC{i}_val").index for i in range(3)]
+_ALU = {0: lambda c, s: c | s, 1: lambda c, s: c & s, 2: lambda c, s: c ^ s, 3: lambda c, s: c + s,
+        4: lambda c, s: c | ~s, 5: lambda c, s: c & ~s, 6: lambda c, s: c ^ ~s, 7: lambda c, s: c - s}
+
+
+def _rotr(x: int, n: int) -> int:
+    n &= 31
+    return ((x >> n) | (x << (32 - n))) & 0xFFFFFFFF
+
+
+@semantics("CFGSHIFTMASK")
+def cfgshiftmask(m, t, f) -> None:
+    """CFGSHIFTMASK.md (BlackholeA0): a Config word of the thread's state combined with a masked, rotated
+    SCRATCH_SEC[ScratchIndex] (index 3: the issuing thread's) by one of eight ALU modes. (The page's
+    scheduling rule, no consumer of the word in the very next instruction, is not checked.)"""
+    old = read_config(m, t, f.cfgreg, "CFGSHIFTMASK")
+    scratch = m.s.config[m.state_id(t)][_SCRATCH[f.scratch_sel if f.scratch_sel < 3 else t]]
+    mask = ((2 << f.mask_width) - 1) & 0xFFFFFFFF
+    value = _rotr(scratch & mask, f.right_cshift_amt)
+    if f.disable_mask_on_old_val == 0:
+        old &= ~_rotr(mask, f.right_cshift_amt)
+    write_config(m, t, f.cfgreg, _ALU[f.operation](old, value) & 0xFFFFFFFF, "CFGSHIFTMASK")

@@ -148,3 +148,9 @@ def trnspsrcb(m, t, f) -> None:
     wait_matrix_owns(src, "SrcB")
     rows = src.banks[src.matrix_bank].rows
     rows[16:32] = rows[16:32].T.copy()
+
+
+@semantics("GATESRCRST")
+def gatesrcrst(m, t, f) -> None:
+    """GATESRCRST (no page; ttsim v1.10.0 executes it as a no-op): resets the SrcA/SrcB clock-gating control,
+    which holds no state a program can observe, so nothing golden models changes."""
