@@ -15,7 +15,8 @@ OBSERVABILITY = ("hw", "full")
 THREAD_CONFIG_SETUPS = ("auto", "setc16", "init")
 GOLDEN_ACCEPT = ("modelled", "effects", "absent", "handler")   # handler: golden has semantics registered
 KEYS = {"description", "length", "threads", "golden", "observability", "thread_config_setup", "config_state",
-        "dest_rows", "dest_edges", "gpr_special", "addrmod", "overrides", "thread_mix", "templates", "weights"}
+        "dest_rows", "dest_edges", "gpr_special", "addrmod", "overrides", "thread_mix", "templates", "weights",
+        "formats"}
 
 
 class ProfileError(ValueError):
@@ -42,6 +43,39 @@ class Profile:
     overrides: dict[str, dict[str, dict]] = field(default_factory=dict)
     thread_mix: dict[str, float] = field(default_factory=lambda: {"self": 1.0})
     templates: dict[str, float] = field(default_factory=dict)
+    formats: "Formats | None" = None
+
+
+@dataclass(frozen=True)
+class Formats:
+    """The matrix unit's operand formats, drawn once per case when a profile gives them: a (SrcA, SrcB) data
+    format pair by weight ('A/B', or 'A/B/32' / 'A/B/16' to fix the Dst width for that pair), an FP32 Dst
+    with probability ``fp32_dest`` otherwise, and a fidelity phase base."""
+    pairs: dict[tuple[int, int, int], float]     # (A, B, Dst bits or 0 for drawn)
+    fp32_dest: float = 0.0
+    fidelity: tuple[int, ...] = (0,)
+
+
+def _formats(raw, where: str) -> Formats | None:
+    if raw is None:
+        return None
+    _need(isinstance(raw, dict) and set(raw) <= {"pairs", "fp32_dest", "fidelity"} and "pairs" in raw, where,
+          "formats takes pairs ({'A/B': weight}), fp32_dest and fidelity")
+    pairs = {}
+    for k, w in _weights(raw["pairs"], where, "formats.pairs").items():
+        try:
+            a, b, *bits = (int(x) for x in k.split("/"))
+        except ValueError:
+            raise ProfileError(f"{where}: formats.pairs key {k!r} must be 'A/B' or 'A/B/32|16'") from None
+        _need(0 <= a <= 15 and 0 <= b <= 15, where, f"formats.pairs {k}: data format codes are 0..15")
+        _need(bits in ([], [16], [32]), where, f"formats.pairs {k}: the Dst width is 16 or 32")
+        pairs[(a, b, bits[0] if bits else 0)] = w
+    fp32 = raw.get("fp32_dest", 0.0)
+    _need(isinstance(fp32, (int, float)) and 0 <= fp32 <= 1, where, "formats.fp32_dest is a probability")
+    fid = raw.get("fidelity", [0])
+    _need(isinstance(fid, list) and fid and all(isinstance(v, int) and 0 <= v <= 3 for v in fid), where,
+          "formats.fidelity lists fidelity phases 0..3")
+    return Formats(pairs, float(fp32), tuple(fid))
 
 
 def profile_names() -> list[str]:
@@ -119,7 +153,7 @@ def parse_profile(name: str, raw: dict, where: str) -> Profile:
         golden=tuple(golden), observability=obs, thread_config_setup=tcs, config_state=state,
         dest_rows=_pair(raw.get("dest_rows", [0, 64]), where, "dest_rows", 0, 1024), gpr_special=float(special),
         dest_edges=float(edges), sections=sections, addrmod_align=dict(align), addrmod_fixed=dict(fixed), overrides=overrides, thread_mix=mix,
-        templates={k: float(v) for k, v in templates.items()})
+        templates={k: float(v) for k, v in templates.items()}, formats=_formats(raw.get("formats"), where))
 
 
 @cache

@@ -285,6 +285,14 @@ class Builder:
     def assemble(self, line: str, **subst) -> int:
         return isa.assemble_line(line.format(**subst))
 
+    @staticmethod
+    def format_fields(a: int, b: int, wide: bool) -> dict[str, int]:
+        """Config fields for SrcA format a, SrcB format b (implied through the unpackers' output formats,
+        blackhole-deltas #17, and in ALU_FORMAT_SPEC) and a 32-bit (FP32) or 16-bit Dst."""
+        return {"THCON_SEC0_REG2_Out_data_format": a, "THCON_SEC1_REG2_Out_data_format": b,
+                "ALU_FORMAT_SPEC_REG0_SrcA": a, "ALU_FORMAT_SPEC_REG1_SrcB": b,
+                "ALU_FORMAT_SPEC_REG2_Dstacc": 0 if wide else a, "ALU_ACC_CTRL_Fp32_enabled": int(wide)}
+
     def thread_setup(self, plan: ThreadPlan, init: Init) -> tuple[list[int], list[int]]:
         """Prologue and epilogue words for one thread; fills init with what the body depends on."""
         d, t, r = self.draw, plan.thread, self.rules
@@ -297,7 +305,17 @@ class Builder:
                 mask = defined_mask("config", idx)
                 words[idx] = d.choice((0, mask)) if d.boolean(0.1) else d.bits(32) & mask
             if "srcbanks" in plan.needs:
-                for name, v in r.setups["srcbanks"].get("config_fields", {}).items():
+                fields = dict(r.setups["srcbanks"].get("config_fields", {}))
+                fmt = self.profile.formats
+                if fmt is not None:      # this case's operand formats, Dst width and fidelity phase
+                    a, b, bits = d.weighted(*zip(*sorted(fmt.pairs.items())))
+                    wide = d.boolean(fmt.fp32_dest) if not bits else bits == 32
+                    fields.update(self.format_fields(a, b, wide))
+                    base = d.choice(fmt.fidelity)
+                    if base:      # (ttsim v1.10.0 refuses a SETC16 of FIDELITY_BASE_Phase)
+                        phase = thread_config_field("FIDELITY_BASE_Phase")
+                        tc[phase.index] = phase.put(tc.get(phase.index, 0), base)
+                for name, v in fields.items():
                     rf = config_field(name)
                     words[rf.index] = rf.put(words.get(rf.index, 0), v)
         if "srcbanks" in plan.needs:

@@ -67,6 +67,9 @@ class Tensix:
     def __init__(self, state: TensixState | None = None):
         self.s = state if state is not None else TensixState()
         self.executed = 0
+        # When a list: each matrix-unit instruction appends (name, SrcA format, SrcB format, Dst bits, fidelity
+        # phase) as it resolves its operands (coverage of the format matrix); None costs nothing.
+        self.matrix_trace: list[tuple] | None = None
 
     # --- configuration access by name (registers.yaml) ---
     def state_id(self, t: int) -> int:

@@ -336,15 +336,23 @@ def add_parser(sub) -> None:
     p.add_argument("--json", metavar="OUT.json", help="also write the figures as JSON")
     p.add_argument("--only", choices=LEVELS, help="list only instructions with this evidence")
     p.add_argument("--summary", action="store_true", help="print the summary lines only")
+    p.add_argument("--matrix", action="store_true", help="also the matrix unit's agreement per SrcA/SrcB format, "
+                   "Dst width and fidelity phase (cells with fewer than 200 compared cases are counted)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     paths = args.paths or [str(p) for p in DEFAULT_PATHS if p.is_dir()]
-    cov = measure(collect(paths, args.recordings, args.jobs))
+    runs = collect(paths, args.recordings, args.jobs)
+    cov = measure(runs)
     if not args.summary:
         print(terminal_table(cov, args.only))
     print("\n".join(cov.summary_lines()))
+    if args.matrix:
+        from tensix_diff import matrix_cells
+        math = [(r[0], r[4]) for r in runs if any(isa.decode(w)[0].unit == "MATH" for ws in r[0].threads.values()
+                                                  for w in ws)]
+        print("\n".join(matrix_cells.lines(matrix_cells.table(math))))
     if args.html:
         Path(args.html).write_text(html_report(cov))
         print(f"wrote {args.html}", file=sys.stderr)

@@ -50,6 +50,9 @@ def add_parser(sub) -> None:
     p.add_argument("--report", metavar="PATH", help="campaign report JSON (default: out/fuzz-<seed>.json)")
     p.add_argument("--write-cases", metavar="DIR", help="also write every generated case as DIR/<name>.yaml")
     p.add_argument("--no-run", action="store_true", help="only generate (with --write-cases: dump a corpus)")
+    p.add_argument("--bundle", metavar="PREFIX", help="also write every generated case into case bundles "
+                   f"PREFIX-partNN.cases.jsonl.gz of at most {BUNDLE_CASES} cases each (what `record` and the "
+                   "replay suite read)")
     p.add_argument("--list", action="store_true", help="show which of the profile's instructions are in play, and exit")
     p.add_argument("--progress-every", type=int, metavar="N", help="also a progress line on stderr every N cases, "
                    "in pipes and logs too (a terminal shows a live count anyway; -q: neither)")
@@ -119,6 +122,7 @@ def run(args) -> int:
         ref = _backend(args.against, args)
         test = ref if args.backend == args.against and args.backend == "golden" else _backend(args.backend, args)
     out_dir = Path(args.write_cases) if args.write_cases else None
+    bundled: list[Case] = []
     if out_dir:
         out_dir.mkdir(parents=True, exist_ok=True)
     report_path = Path(args.report or f"out/fuzz-{seed}.json")
@@ -136,6 +140,8 @@ def run(args) -> int:
             index = args.start + done
             if out_dir:
                 (out_dir / f"{case.name}.yaml").write_text(dump_case(case))
+            if args.bundle:
+                bundled.append(case)
             if not args.no_run:
                 v = _verdict(ref, test, case, names)
                 outcomes[v.outcome] += 1
@@ -163,6 +169,9 @@ def run(args) -> int:
     except KeyboardInterrupt:
         live.close()
         print(f"fuzz: interrupted after {done} cases", file=sys.stderr)
+    if args.bundle:
+        for line in _write_bundles(args.bundle, bundled):
+            print(line)
     matched, diverged, known = outcomes[MATCHED], outcomes[DIVERGED], outcomes[KNOWN]
     n_err = sum(outcomes.values()) - matched - diverged - known
     summary = (f"{done} cases generated (not run)" if args.no_run
@@ -202,6 +211,20 @@ def run(args) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     return EXIT_OK
+
+
+BUNDLE_CASES = 250      # at most about 1.6 MB of gzip'd JSON (cases with 128 random Dest rows): under 2 MiB a file
+
+
+def _write_bundles(prefix: str, cases: list[Case]) -> list[str]:
+    from hwbridge.hw_corpus import BUNDLE_SUFFIX, write_bundle
+    Path(prefix).parent.mkdir(parents=True, exist_ok=True)
+    out = []
+    for k in range(0, len(cases), BUNDLE_CASES):
+        path = Path(f"{prefix}-part{k // BUNDLE_CASES + 1:02d}{BUNDLE_SUFFIX}")
+        n = write_bundle(path, cases[k:k + BUNDLE_CASES])
+        out.append(f"bundle: {path} ({n} cases, {path.stat().st_size} bytes)")
+    return out
 
 
 def _divergence(entry: dict, v: Verdict, case: Case, report_path: Path, limit: int) -> dict:

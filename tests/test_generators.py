@@ -289,3 +289,43 @@ def test_arith_edges_profile_puts_edge_values_in_dest():
             assert make(rng, 0) in cells and make(rng, 1) in cells, name
     a, b = random.Random(7), random.Random(7)
     assert [dest_cell(a, 0.0) for _ in range(8)] == [b.getrandbits(16) for _ in range(8)]  # edges off: unchanged
+
+
+# --- the format matrix (profiles formats, formats-fidelity) -----------------------------------------------
+
+def test_a_formats_profile_draws_one_format_pair_and_dst_width_per_case():
+    from golden.registers import config_field
+    from tensix_diff.matrix_cells import cells
+    seen = Counter()
+    for _, case in generate(5, 60, load_profile("formats")):
+        words = case.init.config[0]
+        a = config_field("ALU_FORMAT_SPEC_REG0_SrcA").get(words[config_field("ALU_FORMAT_SPEC_REG0_SrcA").index])
+        b = config_field("ALU_FORMAT_SPEC_REG1_SrcB").get(words[config_field("ALU_FORMAT_SPEC_REG1_SrcB").index])
+        out_a = config_field("THCON_SEC0_REG2_Out_data_format")
+        assert out_a.get(words[out_a.index]) == a            # the implied format (#17) agrees with ALU_FORMAT_SPEC
+        wide = config_field("ALU_ACC_CTRL_Fp32_enabled")
+        bits = 32 if wide.get(words[wide.index]) else 16
+        if 4 in (a, b):
+            assert bits == 32                                # 'A/B/32' pairs fix the Dst width
+        for cell in cells(case):                             # golden resolved exactly these formats
+            seen[cell[:3]] += 1
+    assert len(seen) >= 8
+
+
+def test_format_pairs_are_checked_when_a_profile_loads():
+    base = {"weights": {"MVMUL": 1}}
+    for bad in ({"pairs": {"5": 1}}, {"pairs": {"5/5/8": 1}}, {"pairs": {"5/99": 1}}, {"pairs": {"5/5": 1}, "fidelity": [4]}):
+        with pytest.raises(ProfileError):
+            parse_profile("x", {**base, "formats": bad}, "x.yaml")
+    p = parse_profile("x", {**base, "formats": {"pairs": {"4/5/32": 2}, "fp32_dest": 0.5}}, "x.yaml")
+    assert p.formats.pairs == {(4, 5, 32): 2.0}
+
+
+def test_fuzz_writes_case_bundles_that_load_back(tmp_path, capsys):
+    from hwbridge.hw_corpus import load_bundle
+    prefix = tmp_path / "b" / "ttsim-formats-s1"
+    assert cli.main(["fuzz", "--profile", "formats", "--count", "3", "--seed", "1", "--no-run", "--bundle",
+                     str(prefix), "--report", str(tmp_path / "r.json")]) == 0
+    assert "bundle: " in capsys.readouterr().out
+    cases = load_bundle(tmp_path / "b" / "ttsim-formats-s1-part01.cases.jsonl.gz")
+    assert [c.name for c in cases] == [c.name for _, c in generate(1, 3, load_profile("formats"))]

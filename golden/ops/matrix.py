@@ -127,6 +127,8 @@ def resolve(m, t, name: str, dst_field: int, *, a_align: int, dst_align: int, ds
     phase = (rwc.fidelity + m.tcfg(t, "FIDELITY_BASE_Phase")) & 3
     dst32 = int8 or m.cfg(t, "ALU_ACC_CTRL_Fp32_enabled") == 1
     flush_b = m.cfg(t, "ALU_ACC_CTRL_Zero_Flag_disabled_src") == 0
+    if m.matrix_trace is not None:
+        m.matrix_trace.append((name, fmt_a, fmt_b, 32 if dst32 else 16, phase))
     return Setup(a_bank, b_bank, a_row, b_row, dst_row, phase, fmt_a, fmt_b, style, dst32, flush_b)
 
 
