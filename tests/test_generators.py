@@ -329,3 +329,17 @@ def test_fuzz_writes_case_bundles_that_load_back(tmp_path, capsys):
     assert "bundle: " in capsys.readouterr().out
     cases = load_bundle(tmp_path / "b" / "ttsim-formats-s1-part01.cases.jsonl.gz")
     assert [c.name for c in cases] == [c.name for _, c in generate(1, 3, load_profile("formats"))]
+
+
+def test_toward_unseen_draws_only_values_the_corpus_has_not_shown():
+    from generators.coverage_weights import case_bins, reachable, toward_unseen
+    p = load_profile("arith")
+    vals = reachable("SFPLOADI", p)["instr_mod0"]
+    seen = {("SFPLOADI", "instr_mod0", v) for v in vals[1:]}            # all but the first value seen
+    q = toward_unseen(p, seen)
+    assert q.overrides["SFPLOADI"]["instr_mod0"] == {"values": vals[:1]}
+    assert q.weights["SFPLOADI"] > p.weights["SFPLOADI"] and q.name == "arith-unseen"
+    drawn = set()
+    for _, case in generate(3, 40, q):
+        drawn |= {v for name, f, v in case_bins(case) if (name, f) == ("SFPLOADI", "instr_mod0")}
+    assert drawn == set(vals[:1])
