@@ -342,4 +342,4 @@ def test_toward_unseen_draws_only_values_the_corpus_has_not_shown():
     drawn = set()
     for _, case in generate(3, 40, q):
         drawn |= {v for name, f, v in case_bins(case) if (name, f) == ("SFPLOADI", "instr_mod0")}
-    assert drawn == set(vals[:1])
+    assert drawn - {2} == set(vals[:1])       # (instr_mod0 2: the lregs set-up's own SFPLOADIs)
