@@ -14,6 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import numpy as np
+
 from golden import isa
 from golden.isa import to_stream
 from golden.registers import thread_config_field
@@ -223,15 +225,6 @@ def _src_reset(p: rv.Program, plat: Platform) -> None:
     _drain(p)
 
 
-def _dest_lanes(rows: dict[int, list[int]], group: int, odd: int) -> list[int]:
-    """The 32 SFPU lane values one SFPSTORE writes: rows 4g..4g+3, even (odd=0) or odd columns."""
-    out = []
-    for lane in range(32):
-        row, col = 4 * group + lane // 8, 2 * (lane & 7) + odd
-        out.append(rows.get(row, [0] * COLS)[col])
-    return out
-
-
 # SFPU power-on constants that SFPCONFIG can overwrite (LRegs 11..14), as ttsim's tensix_init sets them.
 SFPU_CONSTANTS = {11: 0xBF800000, 12: 0x3B000000, 13: 0xBF2CC4C7, 14: 0xBEB08FF9}
 
@@ -265,6 +258,11 @@ def _fill_words() -> tuple[tuple[int, ...], tuple[int, ...], int, int, int]:
             _t("SFPSTORE", lreg_ind=0, instr_mod0=6, dest_reg_addr=0))
 
 
+def _rotl2(w: int) -> int:
+    """golden.isa.to_stream, inline: the word rotated left by two."""
+    return ((w << 2) | (w >> 30)) & 0xFFFFFFFF
+
+
 def _dest(p: rv.Program, case: Case) -> None:
     """Write every Dest cell (zero or the case's init) with raw 16-bit SFPSTOREs; every row ends valid.
 
@@ -273,21 +271,25 @@ def _dest(p: rv.Program, case: Case) -> None:
     from 31 down, SFPIADD LReg1 = LReg15 (2 * lane) - (2k + 1) clears the flag of lane k + 1 (the
     flags only narrow), so SFPLOADI writes v_k into lanes 0..k and later lanes overwrite the rest."""
     zero, iadd, loadi, encc, store0 = _fill_words()
-    rows = {r: list(v) for r, v in case.init.dest}
+    grid = np.zeros((DEST_ROWS, COLS), dtype=np.int64)
+    for r, v in case.init.dest:
+        grid[r] = v
+    # lanes[g, odd, lane]: lane 8 * (row - 4g) + col // 2 of rows 4g..4g+3, columns of that parity
+    lanes_all = grid.reshape(DEST_ROWS // 4, 4, COLS // 2, 2).transpose(0, 3, 1, 2).reshape(DEST_ROWS // 4, 2, 32)
+    live = lanes_all.any(axis=2)
     out: list[int] = []
     for g in range(DEST_ROWS // 4):
-        touched = any(4 * g + i in rows for i in range(4))
         for odd in (0, 1):
             addr = 4 * g + 2 * odd
-            lanes = _dest_lanes(rows, g, odd) if touched else None
-            if not lanes or not any(lanes):
+            if not live[g, odd]:
                 out.append(zero[addr])
                 continue
-            out.append(to_stream(loadi | lanes[31]))
+            lanes = lanes_all[g, odd].tolist()
+            out.append(_rotl2(loadi | lanes[31]))
             for k in range(30, -1, -1):
                 if lanes[k] != lanes[k + 1]:
-                    out += (iadd[k], to_stream(loadi | lanes[k]))
-            out += (encc, to_stream(store0 | addr))
+                    out += (iadd[k], _rotl2(loadi | lanes[k]))
+            out += (encc, _rotl2(store0 | addr))
     p.emit(*out)
     for r in range(2):
         p.tensix(_t("SFPLOADI", lreg_ind=r, instr_mod0=2, imm16=0))
@@ -373,25 +375,56 @@ def _collect_config(p: rv.Program, reads: dict[int, list[int]]) -> None:
 
 
 # --- whole programs -----------------------------------------------------------------------------------
+_SEGMENTS: dict[tuple[str, int, str], tuple[int, ...]] = {}
+
+
+def _segment(kind: str, t: int, plat: Platform) -> tuple[int, ...]:
+    """A part of thread t's program that no case changes, assembled once per platform table. Its branches
+    and jumps are pc-relative and stay inside it, so it runs wherever it is placed."""
+    key = (kind, t, plat.name)
+    if key not in _SEGMENTS:
+        _SEGMENTS[key] = _assemble_segment(kind, t, plat)
+    return _SEGMENTS[key]
+
+
+def _assemble_segment(kind: str, t: int, plat: Platform) -> tuple[int, ...]:
+    p = rv.Program(0)
+    if kind == "reset":
+        _store_words(p, M.MOP_CFG_BASE, [(4 * i, 0) for i in range(9)])
+        _thread_config(p, {}, plat)
+        _counters(p)
+        if t == 0:     # shared state, in an order where each step finds what it relies on at power-on
+            _config(p, {}, plat)
+            _src_reset(p, plat)
+            _shared_state(p)
+            _sfpu(p)
+    elif kind == "barrier":
+        _counters(p)
+        _drain(p)
+        p.li(rv.T0, M.READY + 4 * t).li(rv.T1, 1).emit(rv.sw(rv.T1, rv.T0, 0))
+        _wait_flags(p, M.READY, range(THREADS), "barrier")
+    elif kind == "finish":
+        _drain(p)
+        _copy_gprs(p, t)
+        p.li(rv.T0, M.DONE + 4 * t).li(rv.T1, M.DONE_TOKEN).emit(rv.sw(rv.T1, rv.T0, 0))
+        if t == 0:
+            _wait_flags(p, M.DONE, range(1, THREADS), "others_done", M.DONE_TOKEN)
+            p.li(rv.T0, M.SOFT_RESET_0).li(rv.T1, M.RESET_ALL & ~M.RESET_TRISC[0]).emit(rv.sw(rv.T1, rv.T0, 0))
+            _collect_dbus(p, plat)
+            _collect_dest(p)
+    return tuple(p.assemble())
+
+
 def thread_program(case: Case, t: int, plat: Platform, cfg_reads: dict[int, list[int]]) -> rv.Program:
     p = rv.Program(M.TRISC_RESET_PC[t])
     tcfg = case.init.thread_config.get(t, {})
-    _store_words(p, M.MOP_CFG_BASE, [(4 * i, 0) for i in range(9)])
-    _thread_config(p, {}, plat)
-    _counters(p)
-    if t == 0:     # shared state, in an order where each step finds what it relies on at power-on
-        _config(p, {}, plat)
-        _src_reset(p, plat)
-        _shared_state(p)
-        _sfpu(p)
+    p.emit(*_segment("reset", t, plat))
+    if t == 0:
         _dest(p, case)
         _config(p, case.init.config, plat, only_set=True)
     _gprs(p, case, t)
     _thread_config(p, tcfg, plat, only_set=True)
-    _counters(p)
-    _drain(p)
-    p.li(rv.T0, M.READY + 4 * t).li(rv.T1, 1).emit(rv.sw(rv.T1, rv.T0, 0))
-    _wait_flags(p, M.READY, range(THREADS), "barrier")
+    p.emit(*_segment("barrier", t, plat))
     words, acts = case.threads.get(t, []), case.actions.get(t, [])
     if not acts:
         for w in words:
@@ -404,14 +437,8 @@ def thread_program(case: Case, t: int, plat: Platform, cfg_reads: dict[int, list
                 k += 1
             if i < len(words):
                 p.tensix(words[i])
-    _drain(p)
-    _copy_gprs(p, t)
-    p.li(rv.T0, M.DONE + 4 * t).li(rv.T1, M.DONE_TOKEN).emit(rv.sw(rv.T1, rv.T0, 0))
+    p.emit(*_segment("finish", t, plat))
     if t == 0:
-        _wait_flags(p, M.DONE, range(1, THREADS), "others_done", M.DONE_TOKEN)
-        p.li(rv.T0, M.SOFT_RESET_0).li(rv.T1, M.RESET_ALL & ~M.RESET_TRISC[0]).emit(rv.sw(rv.T1, rv.T0, 0))
-        _collect_dbus(p, plat)
-        _collect_dest(p)
         _collect_config(p, cfg_reads)
         p.li(rv.T0, M.ALL_DONE).li(rv.T1, M.DONE_TOKEN).emit(rv.sw(rv.T1, rv.T0, 0))
     p.label("park").jump("park")

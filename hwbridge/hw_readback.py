@@ -35,7 +35,7 @@ def decode(job: Job, blobs: list[bytes], plat: Platform) -> dict:
         "dest": dest.tolist(),
         "rwc": rwc,
         "adc": adc,
-        "gpr": {str(t): [int(v) for v in gprs[t]] for t in range(THREADS)},
+        "gpr": {str(t): row for t, row in enumerate(gprs.tolist())},
         "l1": {f"{a:#x}": blob.hex() for (a, _), blob in zip(job.l1_regions, blobs[1:])},
         "config": config,
     }

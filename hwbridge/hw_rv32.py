@@ -11,7 +11,6 @@ from array import array
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from golden.isa import to_stream
 
 assert sys.byteorder == "little" and array("I").itemsize == 4
 
@@ -114,6 +113,7 @@ class Program:
     base: int
     words: list = field(default_factory=list)     # int, or (kind, args, label) fixups
     labels: dict = field(default_factory=dict)
+    fixups: list = field(default_factory=list)    # indices in words of the branch/jump fixups
 
     @property
     def pc(self) -> int:
@@ -130,10 +130,12 @@ class Program:
         return self
 
     def branch(self, kind: str, rs1: int, rs2: int, target: str) -> "Program":
+        self.fixups.append(len(self.words))
         self.words.append(("b", kind, rs1, rs2, target, self.pc))
         return self
 
     def jump(self, target: str, rd: int = ZERO) -> "Program":
+        self.fixups.append(len(self.words))
         self.words.append(("j", rd, target, self.pc))
         return self
 
@@ -149,21 +151,22 @@ class Program:
 
     def tensix(self, word: int) -> "Program":
         """A Tensix instruction issued inline by the TRISC: the word rotated left by two."""
-        if to_stream(word) & 3 == 3:
+        stream = ((word << 2) | (word >> 30)) & 0xFFFFFFFF      # golden.isa.to_stream
+        if stream & 3 == 3:
             raise AsmError(f"Tensix word {word:#010x} would decode as a RISC-V instruction")
-        return self.emit(to_stream(word))
+        self.words.append(stream)
+        return self
 
     def assemble(self) -> list[int]:
-        out = []
-        for w in self.words:
-            if type(w) is int:
-                out.append(w)
-            elif w[0] == "b":
+        out = list(self.words)
+        for i in self.fixups:
+            w = out[i]
+            if w[0] == "b":
                 _, kind, rs1, rs2, target, pc = w
-                out.append({"beq": beq, "bne": bne, "blt": blt, "bltu": bltu}[kind](rs1, rs2, self._at(target) - pc))
+                out[i] = {"beq": beq, "bne": bne, "blt": blt, "bltu": bltu}[kind](rs1, rs2, self._at(target) - pc)
             else:
                 _, rd, target, pc = w
-                out.append(jal(rd, self._at(target) - pc))
+                out[i] = jal(rd, self._at(target) - pc)
         return out
 
     def _at(self, name: str) -> int:

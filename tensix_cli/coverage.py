@@ -246,15 +246,19 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2) -> list[R
         if rec is not None and rec.ok and model.ok:
             v = assess(case, model, rec, ("golden", "device"), "replay")
             outcome, message = v.outcome, v.message
-        observed = None
+        observed, mask = None, None
         if outcome == MATCHED:   # a known divergence's explained fields were not compared: nothing credited
+            mask = _keys(rec.state)     # what the device observed; only its shape is the effects mask
             observed = cache.get(case, rec.state)
             if observed is None:
-                todo.append(len(out))
+                todo.append((len(out), mask))
+        if outcome != DIVERGED:  # states are kept only where a report draws them: memory stays per case small
+            model = _stateless(model)
+            rec = _stateless(rec) if rec is not None else None
         out.append([case, model, rec, observed, outcome, message])
         assessed.step()
     if todo:
-        work = [(out[i][0], out[i][2].state, out[i][1].state) for i in todo]
+        work = [(out[i][0], mask, None) for i, mask in todo]
         if jobs > 1 and len(work) > 20:
             import multiprocessing
             with multiprocessing.get_context("fork").Pool(jobs) as pool:
@@ -264,9 +268,9 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2) -> list[R
                     effects.step()
         else:
             found = [_effects(w) for w in work]
-        for i, observed in zip(todo, found):
+        for (i, mask), observed in zip(todo, found):
             out[i][3] = observed
-            cache.put(out[i][0], out[i][2].state, observed)
+            cache.put_key(_EffectsCache.key_of(out[i][0], mask), observed)
         cache.save()
     return [tuple(r) for r in out]
 
@@ -298,8 +302,16 @@ class _EffectsCache:
 
     @staticmethod
     def key(case: Case, device_state: dict) -> str:
+        return _EffectsCache.key_of(case, _keys(device_state))
+
+    @staticmethod
+    def key_of(case: Case, shape: dict) -> str:
         import hashlib
-        return case_hash(case) + ":" + hashlib.sha256(json.dumps(_keys(device_state)).encode()).hexdigest()[:16]
+        return case_hash(case) + ":" + hashlib.sha256(json.dumps(shape).encode()).hexdigest()[:16]
+
+    def put_key(self, key: str, observed) -> None:
+        self.data[key] = [list(x) for x in observed]
+        self.dirty = True
 
     def get(self, case: Case, device_state: dict):
         got = self.data.get(self.key(case, device_state))
@@ -319,6 +331,11 @@ class _EffectsCache:
             tmp.replace(self.path)
         except OSError:
             pass      # a cache that cannot be written only costs time
+
+
+def _stateless(r: Result) -> Result:
+    import dataclasses
+    return dataclasses.replace(r, state=None) if r.state is not None else r
 
 
 def _keys(state):
