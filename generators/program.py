@@ -257,6 +257,30 @@ class Builder:
         plan.counts["REPLAY"] += 1
         return [load, *inner] + [play] * d.integer(1, 3)
 
+    def ccstack_ok(self, plan: ThreadPlan) -> bool:
+        return plan.mix.templates.get("ccstack", 0) > 0 and all(
+            golden_accepts(n, self.profile.golden) for n in ("SFPPUSHC", "SFPPOPC", "SFPSETCC", "SFPCOMPC"))
+
+    def ccstack_block(self, plan: ThreadPlan, room: int, depth: int = 1) -> list[int]:
+        """A balanced flag-stack block (SFPPUSHC.md, SFPPOPC.md, SFPCOMPC.md): SFPPUSHC, SFPSETCC narrowing the
+        lanes, 1..4 instructions (or, once, a nested block), optionally SFPCOMPC and more, then SFPPOPC. Every
+        push has its pop, so the stack never holds more than ``depth`` + 1 entries."""
+        d = self.draw
+        setcc = isa.encode("SFPSETCC", {"lreg_c": d.integer(0, 7), "instr_mod1": d.choice([0, 2, 4, 6])})
+        out = [isa.encode("SFPPUSHC", {}), setcc]
+        for _ in range(d.integer(1, max(1, min(4, room - 4)))):
+            if depth < 2 and d.boolean(0.2) and room - len(out) > 8:
+                out += self.ccstack_block(plan, room - len(out) - 2, depth + 1)
+            else:
+                out += self.instruction(d.weighted(*zip(*self.current(plan).items())), plan)
+        if d.boolean(0.5):
+            out.append(isa.encode("SFPCOMPC", {}))
+            out += self.instruction(d.weighted(*zip(*self.current(plan).items())), plan)
+        out.append(isa.encode("SFPPOPC", {}))
+        plan.counts["SFPPUSHC"] += 1
+        plan.needs |= self.rules.needs("SFPSETCC")
+        return out
+
     def current(self, plan: ThreadPlan) -> dict[str, float]:
         names = {n: w for n, w in plan.candidates.items() if self.eligible(n, plan.thread)}
         if not names:  # every candidate needs state another thread owns: fall back to a no-op
@@ -275,9 +299,14 @@ class Builder:
             if self.replay_ok(plan) and room >= 3:
                 items.append("@replay")
                 weights.append(plan.mix.templates["replay"])
+            if self.ccstack_ok(plan) and room >= 6:
+                items.append("@ccstack")
+                weights.append(plan.mix.templates["ccstack"])
             pick = d.weighted(items, weights)
             if pick == "@replay":
                 plan.body.extend(self.replay_block(plan, room))
+            elif pick == "@ccstack":
+                plan.body.extend(self.ccstack_block(plan, room))
             else:
                 plan.body.extend(self.instruction(pick, plan))
 

@@ -343,3 +343,17 @@ def test_toward_unseen_draws_only_values_the_corpus_has_not_shown():
     for _, case in generate(3, 40, q):
         drawn |= {v for name, f, v in case_bins(case) if (name, f) == ("SFPLOADI", "instr_mod0")}
     assert drawn - {2} == set(vals[:1])       # (instr_mod0 2: the lregs set-up's own SFPLOADIs)
+
+
+def test_ccstack_blocks_are_balanced_and_nest_at_most_two_deep():
+    deepest = 0
+    for _, case in generate(2, 60, load_profile("sfpu-cc")):
+        for words in case.threads.values():
+            depth = 0
+            for w in words:
+                name = isa.decode(w)[0].name
+                depth += (name == "SFPPUSHC") - (name == "SFPPOPC")
+                assert 0 <= depth <= 2
+                deepest = max(deepest, depth)
+            assert depth == 0
+    assert deepest == 2
