@@ -224,7 +224,7 @@ def html_report(cov: Coverage) -> str:
 
 # --- the command ---------------------------------------------------------------------------------------
 
-def collect(paths: list, recordings: str | None = None, jobs: int = 2) -> list[Run]:
+def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: bool = True) -> list[Run]:
     """Run every case on golden, look up its recording, assess the pair, and for each match the
     instructions whose effect was observed (cached; ``jobs`` processes). Progress on stderr."""
     from hwbridge.hw_corpus import load_any
@@ -247,7 +247,7 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2) -> list[R
             v = assess(case, model, rec, ("golden", "device"), "replay")
             outcome, message = v.outcome, v.message
         observed, mask = None, None
-        if outcome == MATCHED:   # a known divergence's explained fields were not compared: nothing credited
+        if outcome == MATCHED and effects:   # a known divergence's explained fields were not compared: nothing credited
             mask = _keys(rec.state)     # what the device observed; only its shape is the effects mask
             observed = cache.get(case, rec.state)
             if observed is None:
@@ -355,21 +355,27 @@ def add_parser(sub) -> None:
     p.add_argument("--summary", action="store_true", help="print the summary lines only")
     p.add_argument("--matrix", action="store_true", help="also the matrix unit's agreement per SrcA/SrcB format, "
                    "Dst width and fidelity phase (cells with fewer than 200 compared cases are counted)")
+    p.add_argument("--matrix-only", action="store_true", help="only that table (no per-instruction effect accounting)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     paths = args.paths or [str(p) for p in DEFAULT_PATHS if p.is_dir()]
-    runs = collect(paths, args.recordings, args.jobs)
-    cov = measure(runs)
-    if not args.summary:
-        print(terminal_table(cov, args.only))
-    print("\n".join(cov.summary_lines()))
+    runs = collect(paths, args.recordings, args.jobs, effects=not args.matrix_only)
+    if args.matrix_only:
+        args.matrix = True
+    else:
+        cov = measure(runs)
+        if not args.summary:
+            print(terminal_table(cov, args.only))
+        print("\n".join(cov.summary_lines()))
     if args.matrix:
         from tensix_diff import matrix_cells
         math = [(r[0], r[4]) for r in runs if any(isa.decode(w)[0].unit == "MATH" for ws in r[0].threads.values()
                                                   for w in ws)]
         print("\n".join(matrix_cells.lines(matrix_cells.table(math))))
+    if args.matrix_only:
+        return 0
     if args.html:
         Path(args.html).write_text(html_report(cov))
         print(f"wrote {args.html}", file=sys.stderr)

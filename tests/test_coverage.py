@@ -7,6 +7,7 @@ import json
 import re
 import struct
 import zlib
+from pathlib import Path
 
 import numpy as np
 
@@ -141,3 +142,16 @@ def test_the_committed_corpus_is_measured_against_all_137_instructions(capsys, m
     m = re.search(r"(\d+) with an observed effect in a matched case, (\d+) more ran in compared cases \(effect never"
                   r" seen\), (\d+) recorded on a device but not compared, (\d+) ran on golden only, (\d+) never ran", text)
     assert m and sum(map(int, m.groups())) == 137
+
+
+def test_the_format_matrix_table_counts_verdicts_per_cell(tmp_path, capsys):
+    from hwbridge.hw_corpus import load_bundle, write_bundle
+    source = Path(__file__).parent / "fuzz_corpus" / "ttsim-formats-s3001-part01.cases.jsonl.gz"
+    bundle = tmp_path / "few.cases.jsonl.gz"
+    write_bundle(bundle, load_bundle(source)[:6])
+    assert main(["coverage", str(bundle), "--matrix-only"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:4] == ["SrcA", "SrcB", "Dst", "phase"]
+    rows = [line.split() for line in out[1:-1]]
+    assert rows and all(int(r[5]) + int(r[6]) + int(r[7]) + int(r[8]) == int(r[4]) for r in rows)
+    assert sum(int(r[6]) for r in rows) == 0 and out[-1].endswith("with fewer")     # recorded on ttsim: no divergence
