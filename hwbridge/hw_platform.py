@@ -19,11 +19,15 @@ RWC_FIELDS = ("srca", "srca_cr", "srcb", "srcb_cr", "dst", "dst_cr")
 ADC_FIELDS = ("x", "x_cr", "y", "y_cr", "z", "z_cr", "w", "w_cr")
 
 
-def _bits(words: list[int], lsb: int, width: int) -> int:
-    """Bits [lsb, lsb + width) of the little-endian concatenation of 32-bit words."""
+def _join(words: list[int]) -> int:
+    """The little-endian concatenation of 32-bit words as one integer."""
     value = 0
     for i, w in enumerate(words):
         value |= (w & 0xFFFFFFFF) << (32 * i)
+    return value
+
+
+def _field(value: int, lsb: int, width: int) -> int:
     return (value >> lsb) & ((1 << width) - 1)
 
 
@@ -48,10 +52,11 @@ class Platform:
     def decode_counters(self, words: list[int]) -> tuple[dict, dict]:
         """The contract's ``rwc`` and ``adc`` dicts from the collector's debug-bus words."""
         rwc_words, fid_words, adc_words = words[:8], words[8:12], words[12:36]
+        rwc_all, fid_all = _join(rwc_words), _join(fid_words)     # each group as one integer, joined once
         rwc: dict = {}
         for t in range(THREADS):
-            entry = {f: _bits(rwc_words, *self.raw["rwc_layout"][f][t]) for f in RWC_FIELDS}
-            entry["fidelity"] = _bits(fid_words, *self.raw["fidelity_layout"][t])
+            entry = {f: _field(rwc_all, *self.raw["rwc_layout"][f][t]) for f in RWC_FIELDS}
+            entry["fidelity"] = _field(fid_all, *self.raw["fidelity_layout"][t])
             rwc[str(t)] = entry
         adc: dict = {}
         units = self.raw["adc_units"]
@@ -59,9 +64,9 @@ class Platform:
             t = str(self.raw["adc_thread"][unit])
             for ch in range(2):
                 g = 2 * units[unit] + ch
-                group = adc_words[4 * g: 4 * g + 4]
+                group = _join(adc_words[4 * g: 4 * g + 4])
                 adc.setdefault(t, {}).setdefault(unit, {})[str(ch)] = {
-                    f: _bits(group, *self.raw["adc_layout"][f]) for f in ADC_FIELDS}
+                    f: _field(group, *self.raw["adc_layout"][f]) for f in ADC_FIELDS}
         return rwc, adc
 
     def counter_masks(self) -> dict[str, int]:
