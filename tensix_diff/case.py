@@ -429,6 +429,8 @@ class _Walker:
                                           self.integer(a["gpr"], f"{what} gpr", 0, GPRS - 1)))]
             for x in out:
                 riscv.check(x, t)
+        except CaseError:
+            raise                      # already one line with its location
         except (_Bad, ValueError) as e:
             raise self.fail(v, f"{what}: {e}") from None
         return out

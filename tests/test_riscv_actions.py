@@ -83,12 +83,14 @@ def test_semaphore_misuse_and_a_second_mailbox_value_are_refused():
     ("{sem_wait: {sem: 1, until: 'soon'}}", "'OP N'"),
     ("{cfg: {index: NOT_A_REGISTER, value: 1}}", "Config field name"),
     ("{cfg: {value: 1}}", "needs 'index'"),
+    ("{cfg: {index: 99999, value: 1}}", "not in 0..223"),
 ])
 def test_malformed_actions_are_one_line_with_the_line_number(item, why):
     with pytest.raises(CaseError) as e:
         parse_case(f"name: x\nthreads:\n  1:\n    - NOP\n    - {item}\n", "bad.yaml")
     msg = str(e.value)
     assert msg.startswith("bad.yaml:5:") and why in msg and "\n" not in msg
+    assert msg.count("bad.yaml") == 1                   # the location once
 
 
 def test_identity_round_trips_and_cases_without_actions_keep_their_hash():
