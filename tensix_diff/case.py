@@ -195,6 +195,7 @@ def validate_shape(case: Case) -> None:
 # --- the YAML loader: walks composed nodes so every error carries its line ---------------------------
 
 _scalars = yaml.constructor.SafeConstructor()
+_STR_TAG = "tag:yaml.org,2002:str"
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 TOP_KEYS = ("name", "description", "threads", "init", "observe", "tags")
 INIT_KEYS = ("gpr", "thread_config", "config", "l1", "dest")
@@ -354,7 +355,10 @@ class _Walker:
                     for a in self.actions(inode, t):
                         actions.setdefault(t, []).append((len(words), a))
                     continue
-                text = self.text(inode, f"thread {t} instruction")
+                if isinstance(inode, yaml.ScalarNode) and inode.tag == _STR_TAG:
+                    text = inode.value          # what the constructor would return, without its overhead
+                else:
+                    text = self.text(inode, f"thread {t} instruction")
                 try:
                     words.append(isa.assemble_line(text))
                 except isa.IsaError as e:
