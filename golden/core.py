@@ -9,6 +9,7 @@ from . import isa
 from .errors import GoldenError, Hang, NotModelled
 from .ops import FRONTEND, PRE_ISSUE, load_all
 from .registers import RegField, fields, thread_config_field
+from .riscv import interleave
 from .state import THREADS, TensixState
 
 
@@ -48,17 +49,6 @@ def decode(word: int) -> Decoded:
 _CONFIG_FIELDS = fields("config")                  # name -> RegField, looked up on every m.cfg / m.tcfg
 _THREAD_CONFIG_FIELDS = fields("thread_config")
 _STATE_ID = thread_config_field("CFG_STATE_ID_StateID")
-
-
-def _merge(program: Sequence[Decoded], actions: Sequence[tuple[int, object]]) -> Iterator[tuple[int, object]]:
-    """(index, item) pairs in program order: each action before the word at its index."""
-    k = 0
-    for i, d in enumerate(program):
-        while k < len(actions) and actions[k][0] <= i:
-            yield actions[k]
-            k += 1
-        yield i, d
-    yield from actions[k:]
 
 
 class Tensix:
@@ -112,7 +102,7 @@ class Tensix:
         frontend stages (MOP and replay expanders) have rewritten the program. ``actions``: (index,
         golden.riscv.RiscvAction) pairs, each run before program word ``index`` (after the last if it
         equals the program's length)."""
-        items: Iterator[tuple[int, Decoded]] = _merge(program, actions) if actions else enumerate(program)
+        items: Iterator[tuple[int, Decoded]] = interleave(program, actions) if actions else enumerate(program)
         for stage in FRONTEND:
             items = stage(self, t, items)
         return items

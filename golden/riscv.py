@@ -71,6 +71,18 @@ class RiscvAction:
         return f"riscv {self.kind} " + " ".join(parts)
 
 
+def interleave(items, actions):
+    """(index, item) pairs in program order for a thread's items and its (index, action) pairs: each action
+    before the item at its index, after the last item when its index equals their number."""
+    k = 0
+    for i, item in enumerate(items):
+        while k < len(actions) and actions[k][0] <= i:
+            yield actions[k]
+            k += 1
+        yield i, item
+    yield from actions[k:]
+
+
 def check(a: RiscvAction, t: int) -> None:
     """Raise ValueError naming what is out of range (the case loader reports it with file and line)."""
     f = a.fields

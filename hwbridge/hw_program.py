@@ -18,6 +18,7 @@ import numpy as np
 
 from golden import isa
 from golden.isa import to_stream
+from golden.riscv import RiscvAction, interleave
 from golden.registers import thread_config_field
 from golden.state import COLS, DEST_ROWS, GPRS, L1_SIZE, SEMAPHORES, THREADS
 from tensix_diff.case import Case
@@ -430,13 +431,11 @@ def thread_program(case: Case, t: int, plat: Platform, cfg_reads: dict[int, list
         for w in words:
             p.tensix(w)
     else:
-        k = 0
-        for i in range(len(words) + 1):
-            while k < len(acts) and acts[k][0] <= i:
-                hw_actions.emit(p, t, acts[k][1], f"action{k}")
-                k += 1
-            if i < len(words):
-                p.tensix(words[i])
+        for k, (_, item) in enumerate(interleave(words, acts)):
+            if isinstance(item, RiscvAction):
+                hw_actions.emit(p, t, item, f"action{k}")
+            else:
+                p.tensix(item)
     p.emit(*_segment("finish", t, plat))
     if t == 0:
         _collect_config(p, cfg_reads)

@@ -694,13 +694,9 @@ def dump_case(case: Case) -> str:
         words, acts = case.threads.get(t, []), case.actions.get(t, [])
         if words or acts:
             out.append(f"  {t}:")
-            k = 0
-            for i in range(len(words) + 1):
-                while k < len(acts) and acts[k][0] <= i:
-                    out.append(f"    - {action_text(acts[k][1])}")
-                    k += 1
-                if i < len(words):
-                    out.append(f"    - {_instruction_text(words[i])}")
+            for _, item in riscv.interleave(words, acts):
+                text = action_text(item) if isinstance(item, RiscvAction) else _instruction_text(item)
+                out.append(f"    - {text}")
     init = case.init
     body: list[str] = []
     for key in ("gpr", "thread_config", "config"):
