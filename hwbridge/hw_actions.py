@@ -2,8 +2,8 @@
 
 Each action waits for the thread's earlier Tensix instructions to complete (a load of PC_BUF TENSIX_SYNC)
 so it lands where golden applies it, in program order. Stores that later Tensix instructions depend on
-are read back (a load from the same address returns only after the store has landed); L1 stores end
-with a fence. Addresses: ttsim v1.10.0 tile_regs.h and tile.cpp (PC_BUF semaphores, mailboxes).
+are read back where the platform can read them (a load from the same address returns only after the store
+has landed), else fenced; L1 stores end with a fence. Addresses: ttsim v1.10.0 tile_regs.h and tile.cpp (PC_BUF semaphores, mailboxes).
 """
 from __future__ import annotations
 
@@ -38,14 +38,17 @@ def _until(p: rv.Program, op: str, n: int, done: str) -> None:
     p.branch(kind, a, b, done)
 
 
-def emit(p: rv.Program, t: int, a: RiscvAction, label: str) -> None:
-    """TRISC t's code for one action (``label`` makes its loop labels unique)."""
+def emit(p: rv.Program, t: int, a: RiscvAction, label: str, cfg_readable: frozenset[int]) -> None:
+    """TRISC t's code for one action (``label`` makes its loop labels unique); ``cfg_readable``: the Config
+    words a RISC load can read on this platform (a cfg store to any other is fenced, not read back)."""
     f = a.fields
     _drain(p)
     if a.kind == "cfg":
         addr = M.CFG_BASE + 4 * f.index
         if f.mask is None:
-            _store(p, addr, f.value)
+            _store(p, addr, f.value, read_back=f.index in cfg_readable)
+            if f.index not in cfg_readable:
+                p.emit(rv.fence())
         else:
             p.li(rv.T0, addr).emit(rv.lw(rv.T1, rv.T0, 0)).li(rv.T2, ~f.mask & 0xFFFFFFFF)
             p.emit(rv.and_(rv.T1, rv.T1, rv.T2)).li(rv.T2, f.value & f.mask)

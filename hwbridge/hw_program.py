@@ -78,6 +78,9 @@ def check(case: Case, plat: Platform) -> None:
         for k, (_, a) in enumerate(acts):
             if a.kind == "cfg" and a.fields.index not in plat.config_writable:
                 raise Refusal(f"thread {t} action {k}: Config word {a.fields.index} cannot be written on {plat.name}")
+            if a.kind == "cfg" and a.fields.mask is not None and a.fields.index not in plat.config_readable:
+                raise Refusal(f"thread {t} action {k}: a masked store to Config word {a.fields.index} reads it, "
+                              f"which {plat.name} cannot")
             if a.kind == "feature_disable" and a.fields.value and not plat.raw.get("feature_disable_writable", True):
                 raise Refusal(f"thread {t} action {k}: DBG_FEATURE_DISABLE = {a.fields.value:#x} is not supported "
                               f"by {plat.name}")
@@ -433,7 +436,7 @@ def thread_program(case: Case, t: int, plat: Platform, cfg_reads: dict[int, list
     else:
         for k, (_, item) in enumerate(interleave(words, acts)):
             if isinstance(item, RiscvAction):
-                hw_actions.emit(p, t, item, f"action{k}")
+                hw_actions.emit(p, t, item, f"action{k}", frozenset(plat.config_readable))
             else:
                 p.tensix(item)
     p.emit(*_segment("finish", t, plat))
