@@ -7,7 +7,9 @@
 - A match in which no instruction's effect reached the compared state observed nothing the case did:
   uncompared, "nothing the case does is observable" (tensix_diff.effects).
 - A case whose golden outcome depends on the thread interleaving (tensix_diff.race) is uncompared, "racy":
-  on a card it could show either outcome, so it is never a divergence and never a match.
+  on a card it could show either outcome, so it is never a divergence and never a match. A case tagged
+  ``schedule:sequential`` (a literal kernel whose correctness rests on the hardware's timing, said in its
+  description) is judged against golden's sequential schedule instead, and its verdict says so.
 - Uncompared verdicts carry a short ``why`` that run summaries count by.
 """
 from __future__ import annotations
@@ -28,6 +30,7 @@ from .refusals import REFUSAL_STATUSES, ExpectedRefusal, expected_refusal, load_
 
 NOTHING_OBSERVABLE = "nothing the case does is observable"
 RACY = "racy"
+PINNED = "schedule:sequential"     # a case tag: judged under golden's sequential schedule even if racy
 
 
 @lru_cache(maxsize=8)
@@ -62,11 +65,21 @@ def assess(case: Case, expected: Result, actual: Result, names: tuple[str, str] 
     """Judge ``actual`` against ``expected`` (one of them is usually golden, named so in ``names``)."""
     known = registry() if known is None else known
     expected_refusals = refusals() if expected_refusals is None else expected_refusals
+    pinned = ""
     if len(threads_in_use(case)) > 1:
         race = race_check(case)
-        if race.racy:
+        if race.racy and PINNED not in case.tags:
             return Verdict(UNCOMPARED, race.text().replace("\n", ";"), None, (expected.status, actual.status),
                            why=RACY)
+        if race.racy:
+            pinned = (f" [schedule pinned to sequential by the case; under '{race.second}' golden gives "
+                      f"{race.differences[0] if race.differences else 'another outcome'}]")
+    v = _judged(case, expected, actual, names, backend, known, expected_refusals, effects)
+    return replace(v, message=v.message + pinned) if pinned else v
+
+
+def _judged(case: Case, expected: Result, actual: Result, names: tuple[str, str], backend: str | None, known,
+            expected_refusals, effects: bool) -> Verdict:
     try:
         v = judge(expected, actual, names)
     except NothingCompared as e:

@@ -56,6 +56,18 @@ def test_a_racy_case_is_never_a_divergence_nor_a_match():
         assert v.outcome == "uncompared" and v.why == RACY
 
 
+def test_a_racy_case_pinned_to_the_sequential_schedule_is_judged_and_says_so():
+    """A literal kernel that relies on hardware timing may pin golden's sequential schedule (tag
+    schedule:sequential): it is compared, it can diverge, and its verdict names the schedule that differs."""
+    pinned = replace(UNSYNCED, tags=["schedule:sequential"])
+    g = GoldenBackend().run(pinned)
+    same = assess(pinned, g, Result(OK, g.state), ("golden", "ttsim"))
+    assert same.outcome == "matched" and "schedule pinned to sequential" in same.message, same.message
+    other = copy.deepcopy(g.state)
+    other["gpr"]["0"][1] = 5
+    assert assess(pinned, g, Result(OK, other), ("golden", "ttsim")).outcome == "diverged"
+
+
 def test_the_race_command_explains_one_case(tmp_path, capsys):
     for c in (UNSYNCED, SYNCED):
         (tmp_path / f"{c.name}.yaml").write_text(dump_case(c))
