@@ -1,5 +1,6 @@
 """Datum conversions of the unpackers (L1 -> Src / Dst) and the packer (Dst -> L1), uncompressed
-non-BFP formats only, bit-exact with Blackhole as ttsim v1.10.0 models them.
+formats only (BFP8/BFP4/BFP2 unpacked into Src; packing to BFP is not modelled), bit-exact with Blackhole as
+ttsim v1.10.0 models them.
 
 Facts: tt-isa-documentation WormholeB0 UNPACR_Regular.md (FormatConversion, WriteDst*/WriteSrc*) and
 Packers/FormatConversion.md; Blackhole behaviour (which pairs exist, flushing, rounding, saturation)
@@ -34,11 +35,38 @@ BFP_FORMATS = frozenset({ff.BFP8A, ff.BFP4A, ff.BFP8, ff.BFP4, ff.BFP2A, ff.BFP2
 _U32 = np.uint32
 
 
+BFP_BITS = {ff.BFP8: 8, ff.BFP4: 4, ff.BFP2: 2}   # the 8-bit-exponent block formats: datum bits in L1
+
+
 def element_bits(fmt: int) -> int:
-    """Bits of one datum of format code ``fmt`` in L1 (ttsim: chosen by the code's low two bits)."""
+    """Bits of one datum of format code ``fmt`` in L1 (ttsim: chosen by the code's low two bits; BFP4 and
+    BFP2 are 4 and 2 bits, their exponents live in a separate section)."""
+    if fmt in BFP_BITS:
+        return BFP_BITS[fmt]
     if fmt in BFP_FORMATS:
-        raise NotModelled(f"data format {fmt} is a block floating-point format (not modelled)")
+        raise NotModelled(f"data format {fmt} is a 5-bit-exponent block format (BFP8a/BFP4a/BFP2a: ttsim does "
+                          "not implement it)")
     return (32, 16, 8)[fmt & 3]
+
+
+def bfp_to_bf16(datum: np.ndarray, exp: np.ndarray, bits: int) -> np.ndarray:
+    """UNPACR_Regular.md BFP8ToBF16 (BFP4/BFP2 datums shifted up to 8 bits first): sign and a 7-bit magnitude
+    normalised against the shared exponent (which wraps below zero); a zero magnitude is +0, or -inf with
+    the sign set; the result keeps six mantissa bits."""
+    x = (_u32(datum) << (8 - bits)) & 0xFF
+    sign, mag = x >> 7, (x << 1) & 0xFF
+    lz = np.zeros_like(mag)
+    for k in range(7, 0, -1):                       # leading zeros of the 8-bit magnitude (1..7 when nonzero)
+        lz = np.where(mag < (1 << k), 8 - k, lz)
+    norm = (mag << lz) & 0xFF
+    e = (_u32(exp) - lz) & 0xFF
+    out = (sign << 15) | (e << 7) | (norm & 0x7E)
+    return np.where(mag == 0, np.where(sign != 0, 0xFF80, 0), out).astype(_U32)
+
+
+def bfp_to_src(datum: np.ndarray, exp: np.ndarray, bits: int) -> np.ndarray:
+    """BFP datums with their shared exponents -> 19-bit Src cells (through BF16)."""
+    return ff.src_from_fp32(bfp_to_bf16(datum, exp, bits) << 16)
 
 
 def _u32(x) -> np.ndarray:

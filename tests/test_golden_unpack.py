@@ -249,9 +249,54 @@ def test_refused_fields(fields):
         run(unpacker(BF16, BF16), unpacr_word(**fields))
 
 
-def test_bfp_and_multicontext_from_another_thread_are_refused():
+# --- block floats: a 64-datum tile (X 16, Y 4) has 4 exponent bytes, a section rounded up to 16 bytes ---
+def bf16_cell(v):
+    return cell(v >> 15, (v >> 7) & 0xFF, (v & 0x7F) << 3)
+
+
+def bfp_tile(fmt, exps, data: bytes):
+    m = unpacker(fmt, fmt, count=32)
+    m.s.l1.write(L1, bytes(exps) + bytes(16 - len(exps)) + data)
+    return run(m)
+
+
+def test_bfp8_datums_normalise_against_their_row_exponent():
+    # exponent 0x7F for datums 0..15, 0x02 for 16..31; values worked from UNPACR_Regular.md BFP8ToBF16
+    data = bytes([0x40, 0x20, 0x61, 0x80, 0x00, 0xC0] + [0] * 10 + [0x01, 0x7F] + [0] * 14)
+    m = bfp_tile(ff.BFP8, [0x7F, 0x02, 0, 0], data)
+    got = srca_cells(m, n=32)
+    want = [0x3F80, 0x3F00, 0x3FC2, 0xFF80, 0x0000, 0xBF80]     # 1, 0.5, 1.515625, -0 -> -inf, +0, -1
+    assert got[:6] == [bf16_cell(v) for v in want]
+    assert got[16] == bf16_cell(0x7E00)                          # 2 - 6 leading zeros wraps to exponent 0xFC
+    assert got[17] == bf16_cell(0x017E)                          # 0x7F: no leading zero, six mantissa bits
+
+
+def test_bfp4_and_bfp2_take_the_low_bits_first():
+    m = bfp_tile(ff.BFP4, [0x7F, 0x80], bytes([0xC4]) + bytes(7) + bytes([0x04]) + bytes(7))
+    got = srca_cells(m, n=32)
+    assert got[:2] == [bf16_cell(0x3F80), bf16_cell(0xBF80)] and got[16] == bf16_cell(0x4000)
+    m = bfp_tile(ff.BFP2, [0x7F], bytes([0xE1]) + bytes(7))
+    assert srca_cells(m, n=4) == [bf16_cell(0x3F80), 0, bf16_cell(0xFF80), bf16_cell(0xBF80)]
+
+
+def test_forced_shared_exponent_reads_no_exponent_section():
+    m = unpacker(ff.BFP8, ff.BFP8)
+    set_cfg(m, "THCON_SEC0_REG2_Force_shared_exp", 1)
+    set_cfg(m, "UNP0_FORCED_SHARED_EXP_shared_exp", 0x80)
+    m.s.l1.write(L1, bytes([0x40, 0xC0]))
+    run(m)
+    assert srca_cells(m, n=2) == [bf16_cell(0x4000), bf16_cell(0xC000)]
+
+
+def test_bfp_refusals_and_multicontext_from_another_thread():
     with pytest.raises(NotModelled):
-        run(unpacker(ff.BFP8, ff.BFP8))
+        run(unpacker(ff.BFP8A, ff.BFP8A))                        # 5-bit exponents: ttsim does not implement
+    with pytest.raises(NotModelled):
+        run(unpacker(ff.BFP8, ff.BFP8, to_dst=True))             # ttsim refuses BFP into Dst
+    m = unpacker(ff.BFP4, ff.BFP4)
+    set_desc(m, 0, ff.BFP4 | 1 << 5 | 16 << 16, 4 | 1 << 16)     # NoBFPExpSection
+    with pytest.raises(NotModelled):
+        run(m)
     with pytest.raises(NotModelled):
         run(unpacker(BF16, BF16), t=1)
 

@@ -9,7 +9,12 @@ SRCA_SET_SetOvrdWithAddr is set; SrcB rows past 63 are undefined; FlipSrc record
 bank's implied format (blackhole-deltas #17); a SrcA burst of more than 16 datums whose first row is not
 aligned to the burst size may drop writes (not modelled). Conversions: golden.pack_formats.
 
-Refused (NotModelled): compressed tiles, BFP and FP8 formats, haloize/tileize/upsample/column shift,
+Block floats (UNPACR_Regular.md, ttsim v1.10.0): BFP8/BFP4/BFP2 datums are 8/4/2 bits (sub-byte datums low
+bits first) after an exponent section of one byte per 16 datums of the tile, rounded up to 16 bytes (unless
+Force_shared_exp supplies UNP{0,1}_FORCED_SHARED_EXP); each datum becomes BF16 (pack_formats.bfp_to_bf16).
+
+Refused (NotModelled): compressed tiles, BFP into Dst and BFP with NoBFPExpSection (ttsim refuses both), the
+5-bit-exponent BFP "a" formats and FP8, haloize/tileize/upsample/column shift,
 per-context format overrides, contexts above 1, row search, cache flush, context counters, ContextADC,
 Last=0 (ttsim requires Last), L1 FIFO wrap, and MultiContextMode from a thread other than 0 (the pages
 take the ADC from ContextADC = 0, ttsim from the issuing thread).
@@ -91,7 +96,7 @@ def _output_position(m, t: int, which: int, multi: bool, ctx: int, to_dst: bool,
     out = (_cfg(m, t, unp + "ADDR_BASE_REG_1_Base") + ch1.y * _cfg(m, t, unp + "ADDR_CTRL_XY_REG_1_Ystride")
            + ch1.z * _cfg(m, t, unp + "ADDR_CTRL_ZW_REG_1_Zstride")
            + ch1.w * _cfg(m, t, unp + "ADDR_CTRL_ZW_REG_1_Wstride"))
-    size = pf.element_bits(out_fmt) // 8
+    size = max(pf.element_bits(out_fmt) // 8, 1)    # sub-byte (BFP4/BFP2) outputs need no alignment
     if out % size:
         raise UndefinedBehaviour(f"UNPACR output byte offset {out} is not a multiple of the {size}-byte datum")
     out //= size
@@ -108,7 +113,9 @@ def _check_srca_burst(m, t: int, out: int, count: int, in_bits: int) -> None:
     if count <= COLS:
         return
     mode = _cfg(m, t, "THCON_SEC0_REG2_Throttle_mode")
-    if not _cfg(m, t, "THCON_SEC0_REG1_ovrd_default_throttle_mode"):
+    if in_bits == 2:
+        mode = 0                                    # BFP2 always runs at x1
+    elif not _cfg(m, t, "THCON_SEC0_REG1_ovrd_default_throttle_mode"):
         mode = 3 if in_bits == 8 else 2
     per_cycle = 128 if mode == 2 and in_bits >= 16 else 16 << mode
     burst = min(max(per_cycle // (2 * in_bits), 1), 8)
@@ -154,6 +161,31 @@ def _write_dst(m, t: int, pos: np.ndarray, values: np.ndarray, is32: bool) -> No
     else:
         view.bits[phys, cols] = values.astype(np.uint16)
     view.valid[phys] = True
+
+
+def _read_datums(m, start_bit: int, count: int, bits: int) -> np.ndarray:
+    """``count`` datums of ``bits`` bits from L1 bit address ``start_bit`` (sub-byte datums low bits first)."""
+    if bits >= 8:
+        data = m.s.l1.read(start_bit // 8, count * bits // 8)
+        return np.frombuffer(data, dtype={32: "<u4", 16: "<u2", 8: "u1"}[bits]).astype(np.uint32)
+    first_byte = start_bit // 8
+    at = start_bit - 8 * first_byte + bits * np.arange(count)
+    data = np.frombuffer(m.s.l1.read(first_byte, int(at[-1]) // 8 + 1), dtype="u1").astype(np.uint32)
+    return (data[at >> 3] >> (at & 7)) & ((1 << bits) - 1)
+
+
+def _bfp_exponents(m, t: int, which: int, w0: int, base: int, first: int, count: int,
+                   elements: int) -> tuple[int, np.ndarray]:
+    """(byte address of datum 0, shared exponent of each datum read): the exponent section holds one byte per
+    16 datums at ``base`` and is skipped, rounded up to 16 bytes; Force_shared_exp uses one exponent instead."""
+    if _cfg(m, t, f"THCON_SEC{which}_REG2_Force_shared_exp"):
+        return base, np.full(count, _cfg(m, t, f"UNP{which}_FORCED_SHARED_EXP_shared_exp"), dtype=np.uint32)
+    if w0 >> 5 & 1:
+        raise NotModelled("UNPACR of a block-float tile with NoBFPExpSection (ttsim refuses it)")
+    section = -(-elements // 16)
+    index = (first + np.arange(count)) // 16
+    exps = np.frombuffer(m.s.l1.read(base + int(index[0]), int(index[-1] - index[0]) + 1), dtype="u1")
+    return base + (-(-section // 16)) * 16, exps[index - index[0]].astype(np.uint32)
 
 
 def _advance(m, t: int, which: int, addr_mode: int) -> None:
@@ -205,8 +237,13 @@ def unpacr(m, t, f) -> None:
     if count > MAX_DATUMS:
         raise NotModelled(f"UNPACR of {count} datums in one instruction (more than a Src bank holds)")
     first = ch0.x + x_dim * (ch0.y + y_dim * (ch0.z + z_dim * ch0.w))
-    start = _input_address(m, t, which, ctx) + first * in_bits // 8
-    raw = np.frombuffer(m.s.l1.read(start, count * in_bits // 8), dtype={32: "<u4", 16: "<u2", 8: "u1"}[in_bits])
+    base = _input_address(m, t, which, ctx)
+    exps = None
+    if in_fmt in pf.BFP_BITS:
+        if to_dst:
+            raise NotModelled("UNPACR of a block-float format into Dst (ttsim refuses it)")
+        base, exps = _bfp_exponents(m, t, which, w0, base, first, count, x_dim * y_dim * z_dim)
+    raw = _read_datums(m, base * 8 + first * in_bits, count, in_bits)
     unsigned = bool(_cfg(m, t, _UNSIGNED[which]))
 
     out = _output_position(m, t, which, multi, ctx, to_dst, out_fmt)
@@ -219,7 +256,10 @@ def unpacr(m, t, f) -> None:
     else:
         if which == 0:
             _check_srca_burst(m, t, out, count, in_bits)
-        cells = pf.l1_to_src(in_fmt, out_fmt, raw.astype(np.uint32), unsigned)
+        if exps is not None:
+            cells = pf.bfp_to_src(raw, exps, in_bits)
+        else:
+            cells = pf.l1_to_src(in_fmt, out_fmt, raw.astype(np.uint32), unsigned)
         if f.zerowrite2:
             cells = np.zeros_like(cells)
         keep, rows, cols = _src_targets(m, t, which, pos)
