@@ -1,6 +1,6 @@
 """Datum conversions of the unpackers (L1 -> Src / Dst) and the packer (Dst -> L1), uncompressed
-formats only (BFP8/BFP4/BFP2 unpacked into Src; packing to BFP is not modelled), bit-exact with Blackhole as
-ttsim v1.10.0 models them.
+formats only (the 8-bit-exponent BFP8/BFP4/BFP2 unpacked into Src and packed from BF16 or FP32 Dst), bit-exact
+with Blackhole as ttsim v1.10.0 models them.
 
 Facts: tt-isa-documentation WormholeB0 UNPACR_Regular.md (FormatConversion, WriteDst*/WriteSrc*) and
 Packers/FormatConversion.md; Blackhole behaviour (which pairs exist, flushing, rounding, saturation)
@@ -154,12 +154,13 @@ def l1_to_dst(in_fmt: int, out_fmt: int, raw: np.ndarray, unsigned: bool) -> np.
 
 
 # --- packer: Dst -> L1 -----------------------------------------------------------------------------
-# (Read_32b_data, In_data_format, Out_data_format) the packer converts, uncompressed non-BFP only.
+# (Read_32b_data, In_data_format, Out_data_format) the packer converts, uncompressed only.
 PACK_MODES = frozenset({
     (0, ff.FP16, ff.FP32), (0, ff.FP16, ff.FP16), (0, ff.FP16, ff.BF16),
     (0, ff.BF16, ff.FP32), (0, ff.BF16, ff.BF16), (0, UINT16, UINT16),
     (1, ff.FP32, ff.FP32), (1, ff.FP32, ff.FP16), (1, ff.FP16, ff.FP16), (1, ff.BF16, ff.BF16),
-    (1, ff.INT32, ff.INT32), (1, UINT16, UINT16), (1, ff.INT8, ff.INT8)})
+    (1, ff.INT32, ff.INT32), (1, UINT16, UINT16), (1, ff.INT8, ff.INT8)}
+    | {(0, ff.BF16, b) for b in (ff.BFP8, ff.BFP4, ff.BFP2)} | {(1, ff.FP32, b) for b in (ff.BFP8, ff.BFP4, ff.BFP2)})
 ROUND_10B_MODES = frozenset({(1, ff.FP16, ff.FP16)})   # these need Round_10b_mant, the others forbid it
 
 
@@ -217,7 +218,34 @@ def _late(read32: int, in_fmt: int, out_fmt: int, v: np.ndarray) -> np.ndarray:
         return fp32_to_fp16_trunc(v)
     if (in_fmt, out_fmt) == (ff.BF16, ff.FP32):
         return (v << 16).astype(_U32)
+    if in_fmt == ff.FP32 and out_fmt in BFP_BITS:      # truncated to BF16, a zero exponent flushed to +0
+        v = v >> 16
+        return np.where((v & 0x7FFF) < 0x80, 0, v).astype(_U32)
     return v
+
+
+def bf16_to_bfp(v: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """Packers/FormatConversion.md: BF16 values, in groups of 16, -> (shared exponents, datums). The shared
+    exponent is the group's largest exponent field (255 counts as an ordinary exponent); each magnitude
+    (hidden bit included when the exponent is nonzero) is shifted to it and rounded to 7 bits, ties away from
+    zero (saturating at 127), then truncated to ``bits`` - 1 magnitude bits; the sign is kept only on a
+    nonzero magnitude (a negative zero means -inf)."""
+    v = _u32(v).reshape(-1, 16)
+    e = (v >> 7) & 0xFF
+    shared = e.max(axis=1)
+    man = (v & 0x7F) | np.where(e != 0, 0x80, 0)
+    shift = (shared[:, None] - e).astype(np.int64)
+    s = np.minimum(shift, 7)
+    mag = np.where(shift >= 8, 0, (man + (1 << s)) >> (s + 1))
+    mag = np.minimum(mag, 127) >> (8 - bits)
+    datum = np.where(mag != 0, mag | ((v >> 15) << (bits - 1)), 0)
+    return shared.astype(_U32), datum.reshape(-1).astype(_U32)
+
+
+def pack_bits(datums: np.ndarray, bits: int) -> bytes:
+    """Datums of 8, 4 or 2 bits as L1 bytes, sub-byte datums low bits first."""
+    d = _u32(datums).reshape(-1, 8 // bits)
+    return (d << (bits * np.arange(8 // bits, dtype=_U32))).sum(axis=1).astype(np.uint8).tobytes()
 
 
 RELU_OFF, RELU_ZERO_NEGATIVE, RELU_THRESHOLD_MIN, RELU_THRESHOLD_MAX = 0, 1, 2, 3

@@ -364,11 +364,47 @@ def test_addrmod_updates_both_channels():
     assert (ch0.y, ch0.z, ch1.y, ch1.z) == (2, 0, 3, 1)
 
 
+# --- block floats: one shared exponent per 16 datums (exponent stream first, Exp_section_size = 1 unit) ---
+BFP_ROW = [0x3F80, 0x3F00, 0x3FC0, 0xBF80, 0x0000, 0x3F81, 0x3E00, 0x3B80, 0x3FFF, 0xBB80]
+BFP8_ROW = [0x40, 0x20, 0x60, 0xC0, 0x00, 0x41, 0x08, 0x00, 0x7F, 0x00]   # by hand: shared exponent 0x7F,
+#   magnitude (hidden bit) >> (shift + 1) rounded half up, 127 at most; sign dropped on a zero magnitude
+
+
+def bfp_packer(read32, in_fmt, out_fmt):
+    m = packer(read32, in_fmt, out_fmt)
+    set_cfg(m, "THCON_SEC0_REG1_Exp_section_size", 1)
+    return m
+
+
+@pytest.mark.parametrize("fmt,bits", [(ff.BFP8, 8), (ff.BFP4, 4), (ff.BFP2, 2)])
+def test_dst16b_bf16_to_bfp_shares_the_largest_exponent(fmt, bits):
+    m = bfp_packer(0, BF16, fmt)
+    m.s.l1.write(OUT, b"\xaa" * 96)
+    put16(m, 0, [ff.bits_to_dst16_bf16(v) for v in BFP_ROW])      # rows 1..3 stay zero
+    run(m, pacr_word(readintfsel=0))                                  # four rows: 64 datums, 4 exponents
+    assert m.s.l1.read(OUT, 16) == bytes([0x7F, 0, 0, 0]) + bytes(12)      # padded by Last
+    n = 64 * bits // 8
+    data = m.s.l1.read(OUT + 16, n + 16)
+    got = [(data[i * bits // 8] >> (i * bits % 8)) & ((1 << bits) - 1) for i in range(16)]
+    mag = [(v & 0x7F) >> (8 - bits) for v in BFP8_ROW] + [0] * 6    # BFP4/BFP2 truncate the BFP8 magnitude
+    assert got == [g | (1 << (bits - 1)) if v >> 7 and g else g for g, v in zip(mag, BFP8_ROW + [0] * 6)]
+    assert data[16 * bits // 8:n] == bytes(n - 16 * bits // 8) and data[n:] == b"\xaa" * 16   # zero rows; no pad
+
+
+def test_dst32b_fp32_to_bfp8_truncates_to_bf16_first():
+    m = bfp_packer(1, FP32, ff.BFP8)
+    put_fp32(m, 0, [0x3F80FFFF, 0x40000000, 0x00400000, 0x80400000, 0xBF800000])
+    run(m)
+    assert m.s.l1.read(OUT, 1) == bytes([0x80])                        # 2.0 sets the shared exponent
+    assert list(m.s.l1.read(OUT + 16, 5)) == [0x20, 0x40, 0x00, 0x00, 0xA0]   # 1.0 (low bits dropped), 2.0,
+    #   the denormals flushed to +0, -1.0
+
+
 # --- refusals and undefined behaviour ---
 @pytest.mark.parametrize("name,value", [
     ("THCON_SEC0_REG1_Pack_L1_Acc", 1), ("ALU_ROUNDING_MODE_Packer_srnd_en", 1),
     ("DEST_ACCESS_CFG_remap_addrs", 1), ("THCON_SEC0_REG1_Disable_zero_compress", 0),
-    ("PCK_DEST_RD_CTRL_Read_int8", 1), ("THCON_SEC0_REG1_Out_data_format", ff.BFP8),
+    ("PCK_DEST_RD_CTRL_Read_int8", 1), ("THCON_SEC0_REG1_Out_data_format", ff.BFP8A),
     ("PCK_DEST_RD_CTRL_Round_10b_mant", 1), ("PCK_EDGE_TILE_ROW_SET_SELECT_select", 2)])
 def test_refused_configurations(name, value):
     m = packer(0, BF16, BF16)

@@ -1,4 +1,4 @@
-"""PACR (regular form): read Dst rows, convert them to an uncompressed non-BFP format and write them to L1.
+"""PACR (regular form): read Dst rows, convert them to an uncompressed format and write them to L1.
 
 Facts: tt-isa-documentation WormholeB0 PACR.md, Packers/InputAddressGenerator.md, OutputAddressGenerator.md
 (addresses: golden.ops.packer_addr), EdgeMasking.md; Blackhole per ttsim v1.10.0 (blackhole-deltas #8):
@@ -12,7 +12,11 @@ addresses. Conversions: golden.pack_formats.
 
 ReLU (STACC_RELU modes 1..3) acts between the Dst read and the output conversion.
 
-Refused (NotModelled): BFP and FP8 outputs, compression, L1 accumulation, stochastic rounding,
+Block-float outputs (BFP8/BFP4/BFP2 from BF16 or FP32 Dst): one shared exponent per 16 datums written to
+the exponent stream (Exp_section_size units after the output address), datums to the data stream
+(golden.pack_formats.bf16_to_bfp); Last / Flush pad both streams to 16 bytes.
+
+Refused (NotModelled): the 5-bit-exponent BFP "a" and FP8 outputs, compression, L1 accumulation, stochastic rounding,
 downsampling, exponent thresholding, tile headers, L1 source input, Dst address remapping (remap_addrs,
 swizzle_32b, DstAccessMode), RowPadZero, Read_int8, and start positions not on a row boundary.
 """
@@ -152,12 +156,19 @@ def pacr(m, t, f) -> None:
     if addrs is not None:
         p.data_addr = addrs.data
         p.exp_addr = addrs.exponent if addrs.exponent is not None else addrs.data
-    dtype = {32: "<u4", 16: "<u2", 8: "u1"}[out_bits]
-    m.s.l1.write(p.data_addr, values.astype(dtype).tobytes())
+    bfp = out_fmt in pf.BFP_BITS
+    if bfp:
+        exps, datums = pf.bf16_to_bfp(values, out_bits)
+        m.s.l1.write(p.exp_addr, exps.astype("u1").tobytes())
+        m.s.l1.write(p.data_addr, pf.pack_bits(datums, out_bits))
+    else:
+        m.s.l1.write(p.data_addr, values.astype({32: "<u4", 16: "<u2", 8: "u1"}[out_bits]).tobytes())
     p.data_addr += n * out_bits // 8
     p.exp_addr += n // 16
     p.x, p.y, p.z = position
     if f.last or f.flush:
         m.s.l1.write(p.data_addr, bytes(-p.data_addr % 16))
+        if bfp:
+            m.s.l1.write(p.exp_addr, bytes(-p.exp_addr % 16))
     p.continuing = not (f.last or f.flush)
     advance_pack_adcs(m, t, f.addrmode)
