@@ -233,13 +233,39 @@ def test_waits_for_the_unpackers_bank():
 
 # --- refusals and undefined behaviour ---
 @pytest.mark.parametrize("name,value", [
-    ("THCON_SEC0_REG2_Tileize_mode", 1), ("THCON_SEC0_REG2_Haloize_mode", 1), ("THCON_SEC0_REG2_Upsample_rate", 1),
+    ("THCON_SEC0_REG2_Tileize_mode", 1), ("THCON_SEC0_REG2_Upsample_and_interleave", 1), ("THCON_SEC0_REG2_Upsample_rate", 1),
     ("THCON_SEC0_REG2_Shift_amount_cntx0", 1), ("THCON_SEC0_REG2_Disable_zero_compress_cntx0", 0),
     ("THCON_SEC0_REG2_Ovrd_data_format", 1)])
 def test_refused_modes(name, value):
     m = unpacker(BF16, BF16)
     set_cfg(m, name, value)
     with pytest.raises(NotModelled):
+        run(m)
+
+
+def test_haloize_writes_each_16x16_block_of_srca_transposed():
+    m = unpacker(BF16, BF16, count=256)
+    set_cfg(m, "THCON_SEC0_REG2_Haloize_mode", 1)
+    put_l1(m, "H", [0x3F80 + i for i in range(256)])       # datum i = row i // 16, column i % 16 of the face
+    run(m)
+    rows = m.s.srca.banks[0].rows
+    for r, c in ((0, 1), (1, 0), (3, 14), (15, 2)):
+        assert int(rows[r, c]) == bf16_cell(0x3F80 + 16 * c + r)
+
+
+def test_haloize_refusals():
+    with pytest.raises(NotModelled):                    # unpacker 1 (refused with the modes above)
+        m = unpacker(BF16, BF16, which=1)
+        set_cfg(m, "THCON_SEC1_REG2_Haloize_mode", 1)
+        run(m, unpacr_word(which=1))
+    m = unpacker(FP32, FP32, count=16, to_dst=True)
+    set_cfg(m, "THCON_SEC0_REG2_Haloize_mode", 1)
+    with pytest.raises(UndefinedBehaviour):
+        run(m)
+    m = unpacker(BF16, BF16)
+    set_cfg(m, "THCON_SEC0_REG2_Haloize_mode", 1)
+    m.s.adc[U0]["unpack0"][0].x, m.s.adc[U0]["unpack0"][1].x = 1, 16   # datum 1: not 16-byte aligned
+    with pytest.raises(UndefinedBehaviour):
         run(m)
 
 

@@ -13,9 +13,12 @@ Block floats (UNPACR_Regular.md, ttsim v1.10.0): BFP8/BFP4/BFP2 datums are 8/4/2
 bits first) after an exponent section of one byte per 16 datums of the tile, rounded up to 16 bytes (unless
 Force_shared_exp supplies UNP{0,1}_FORCED_SHARED_EXP); each datum becomes BF16 (pack_formats.bfp_to_bf16).
 
-Refused (NotModelled): compressed tiles, BFP into Dst and BFP with NoBFPExpSection (ttsim refuses both), the
-5-bit-exponent BFP "a" formats and FP8, haloize/tileize/upsample/column shift,
-per-context format overrides, contexts above 1, row search, cache flush, context counters, ContextADC,
+Haloize_mode (unpacker 0, into Src): each 16x16 block of SrcA is written transposed (the low four row bits
+swap with the column); the input must start on a 16-byte boundary, and Dst is not a target.
+
+Refused (NotModelled): compressed tiles, Haloize_mode on unpacker 1, BFP into Dst and BFP with NoBFPExpSection
+(ttsim refuses both), the 5-bit-exponent BFP "a" formats and FP8, tileize/upsample/column shift, per-context
+format overrides, contexts above 1, row search, cache flush, context counters, ContextADC,
 Last=0 (ttsim requires Last), L1 FIFO wrap, and MultiContextMode from a thread other than 0 (the pages
 take the ADC from ContextADC = 0, ttsim from the issuing thread).
 """
@@ -68,7 +71,7 @@ def _descriptor(m, t: int, which: int) -> tuple[int, int]:
 
 def _refuse_modes(m, t: int, which: int, ctx: int, to_dst: bool) -> None:
     sec = f"THCON_SEC{which}_REG2_"
-    for name in ("Haloize_mode", "Tileize_mode", "Upsample_rate", "Upsample_and_interleave"):
+    for name in ("Tileize_mode", "Upsample_rate", "Upsample_and_interleave"):
         if _cfg(m, t, sec + name):
             raise NotModelled(f"UNPACR with {sec}{name} set (not modelled)")
     if which == 0 and _cfg(m, t, f"{sec}Shift_amount_cntx{ctx}"):
@@ -125,8 +128,9 @@ def _check_srca_burst(m, t: int, out: int, count: int, in_bits: int) -> None:
                           f"bursts of {burst} rows may drop writes on silicon (ttsim refuses)")
 
 
-def _src_targets(m, t: int, which: int, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(keep mask, Src row, column) for output positions ``pos``."""
+def _src_targets(m, t: int, which: int, pos: np.ndarray, transpose: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(keep mask, Src row, column) for output positions ``pos``; ``transpose`` (Haloize_mode, unpacker 0)
+    swaps the low four row bits with the column, transposing each 16x16 block of SrcA."""
     src = src_files(m)[which]
     r, c = pos // COLS, pos % COLS
     if which == 1:
@@ -136,12 +140,15 @@ def _src_targets(m, t: int, which: int, pos: np.ndarray) -> tuple[np.ndarray, np
     keep = r >= SKIPPED_SRCA_ROWS
     r = r - SKIPPED_SRCA_ROWS
     if _tcfg(m, t, _OVRD_WITH_ADDR):
-        return keep, r & SRC_MASK, c
-    if (r[keep] >= 16).any():
-        raise UndefinedBehaviour("UNPACR to SrcA row >= 16 relative to the row cursor without SetOvrdWithAddr")
-    r = r + src.unpacker_row[t]
-    if (r[keep] >= SRC_ROWS).any():
-        raise UndefinedBehaviour("UNPACR to SrcA past row 63 (row cursor + row)")
+        r = r & SRC_MASK
+    else:
+        if (r[keep] >= 16).any():
+            raise UndefinedBehaviour("UNPACR to SrcA row >= 16 relative to the row cursor without SetOvrdWithAddr")
+        r = r + src.unpacker_row[t]
+        if (r[keep] >= SRC_ROWS).any():
+            raise UndefinedBehaviour("UNPACR to SrcA past row 63 (row cursor + row)")
+    if transpose:
+        r, c = (r & ~15) | c, r & 15
     return keep, r, c
 
 
@@ -243,6 +250,14 @@ def unpacr(m, t, f) -> None:
         if to_dst:
             raise NotModelled("UNPACR of a block-float format into Dst (ttsim refuses it)")
         base, exps = _bfp_exponents(m, t, which, w0, base, first, count, x_dim * y_dim * z_dim)
+    transpose = bool(_cfg(m, t, sec + "REG2_Haloize_mode"))
+    if transpose:
+        if which == 1:
+            raise NotModelled("UNPACR of unpacker 1 with Haloize_mode (the page ignores it, ttsim: non-contractual)")
+        if to_dst:
+            raise UndefinedBehaviour("UNPACR into Dst with Haloize_mode (transpose)")
+        if (base * 8 + first * in_bits) % 128:
+            raise UndefinedBehaviour("UNPACR with Haloize_mode from an input address not 16-byte aligned")
     raw = _read_datums(m, base * 8 + first * in_bits, count, in_bits)
     unsigned = bool(_cfg(m, t, _UNSIGNED[which]))
 
@@ -262,7 +277,7 @@ def unpacr(m, t, f) -> None:
             cells = pf.l1_to_src(in_fmt, out_fmt, raw.astype(np.uint32), unsigned)
         if f.zerowrite2:
             cells = np.zeros_like(cells)
-        keep, rows, cols = _src_targets(m, t, which, pos)
+        keep, rows, cols = _src_targets(m, t, which, pos, transpose)
         src.banks[src.unpacker_bank].rows[rows[keep], cols[keep]] = cells[keep]
 
     _advance(m, t, which, f.addrmode)
