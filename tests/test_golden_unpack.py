@@ -233,7 +233,7 @@ def test_waits_for_the_unpackers_bank():
 
 # --- refusals and undefined behaviour ---
 @pytest.mark.parametrize("name,value", [
-    ("THCON_SEC0_REG2_Tileize_mode", 1), ("THCON_SEC0_REG2_Upsample_and_interleave", 1), ("THCON_SEC0_REG2_Upsample_rate", 1),
+    ("THCON_SEC0_REG2_Unpack_fifo_size", 1), ("THCON_SEC0_REG2_Upsample_and_interleave", 1), ("THCON_SEC0_REG2_Upsample_rate", 1),
     ("THCON_SEC0_REG2_Shift_amount_cntx0", 1), ("THCON_SEC0_REG2_Disable_zero_compress_cntx0", 0),
     ("THCON_SEC0_REG2_Ovrd_data_format", 1)])
 def test_refused_modes(name, value):
@@ -251,6 +251,17 @@ def test_haloize_writes_each_16x16_block_of_srca_transposed():
     rows = m.s.srca.banks[0].rows
     for r, c in ((0, 1), (1, 0), (3, 14), (15, 2)):
         assert int(rows[r, c]) == bf16_cell(0x3F80 + 16 * c + r)
+
+
+def test_tileize_reads_rows_of_32_datums_a_shift_amount_stride_apart():
+    m = unpacker(BF16, BF16, count=64)
+    set_cfg(m, "THCON_SEC0_REG2_Tileize_mode", 1)
+    set_cfg(m, "THCON_SEC0_REG2_Shift_amount_cntx0", 8)          # 8 << 4 = 128 bytes between input rows
+    put_l1(m, "H", [0x3F80 + i for i in range(128)])
+    run(m)
+    got = srca_cells(m, n=64)
+    assert got[:32] == [bf16_cell(0x3F80 + i) for i in range(32)]
+    assert got[32:] == [bf16_cell(0x3F80 + 64 + i) for i in range(32)]   # L1 bytes 128..191
 
 
 def test_haloize_refusals():

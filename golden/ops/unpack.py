@@ -16,8 +16,11 @@ Force_shared_exp supplies UNP{0,1}_FORCED_SHARED_EXP); each datum becomes BF16 (
 Haloize_mode (unpacker 0, into Src): each 16x16 block of SrcA is written transposed (the low four row bits
 swap with the column); the input must start on a 16-byte boundary, and Dst is not a target.
 
-Refused (NotModelled): compressed tiles, Haloize_mode on unpacker 1, BFP into Dst and BFP with NoBFPExpSection
-(ttsim refuses both), the 5-bit-exponent BFP "a" formats and FP8, tileize/upsample/column shift, per-context
+Tileize_mode (unpacker 0, into Src; ttsim v1.10.0): the input is read in rows of 32 datums (16 for 8-bit
+formats) spaced by the Shift_amount fields as a byte stride, written to SrcA contiguously.
+
+Refused (NotModelled): compressed tiles, Haloize_mode and Tileize_mode on unpacker 1, Tileize_mode into Dst, BFP into Dst and BFP with NoBFPExpSection
+(ttsim refuses both), the 5-bit-exponent BFP "a" formats and FP8, upsample/column shift, per-context
 format overrides, contexts above 1, row search, cache flush, context counters, ContextADC,
 Last=0 (ttsim requires Last), L1 FIFO wrap, and MultiContextMode from a thread other than 0 (the pages
 take the ADC from ContextADC = 0, ttsim from the issuing thread).
@@ -37,6 +40,7 @@ from .srcs import give_to_matrix, src_files
 
 SKIPPED_SRCA_ROWS = 4          # unpacker 0's output positions 0..63 fall before SrcA row 0
 MAX_DATUMS = SRC_ROWS * COLS   # golden refuses larger single transfers (they would overwrite themselves)
+TILEIZE_ROW_DATUMS = 32        # Blackhole's tileize reads rows of 32 datums of 16 or 32 bits (16 of 8 bits)
 _OVRD_WITH_ADDR = thread_config_field("SRCA_SET_SetOvrdWithAddr")
 _SET_BASE = (thread_config_field("SRCA_SET_Base"), thread_config_field("SRCB_SET_Base"))
 _CONTEXT_OFFSET = (thread_config_field("UNPACK_MISC_CFG_CfgContextOffset_0"),
@@ -71,10 +75,10 @@ def _descriptor(m, t: int, which: int) -> tuple[int, int]:
 
 def _refuse_modes(m, t: int, which: int, ctx: int, to_dst: bool) -> None:
     sec = f"THCON_SEC{which}_REG2_"
-    for name in ("Tileize_mode", "Upsample_rate", "Upsample_and_interleave"):
+    for name in ("Upsample_rate", "Upsample_and_interleave"):
         if _cfg(m, t, sec + name):
             raise NotModelled(f"UNPACR with {sec}{name} set (not modelled)")
-    if which == 0 and _cfg(m, t, f"{sec}Shift_amount_cntx{ctx}"):
+    if which == 0 and not _cfg(m, t, sec + "Tileize_mode") and _cfg(m, t, f"{sec}Shift_amount_cntx{ctx}"):
         raise NotModelled("UNPACR with a column shift (Shift_amount) (not modelled)")
     for name in (f"{sec}Unpack_fifo_size", f"THCON_SEC{which}_REG10_Unpack_fifo_size"):
         if _cfg(m, t, name):
@@ -118,6 +122,8 @@ def _check_srca_burst(m, t: int, out: int, count: int, in_bits: int) -> None:
     mode = _cfg(m, t, "THCON_SEC0_REG2_Throttle_mode")
     if in_bits == 2:
         mode = 0                                    # BFP2 always runs at x1
+    elif _cfg(m, t, "THCON_SEC0_REG2_Tileize_mode"):
+        mode = 2                                    # tileize always runs at x4
     elif not _cfg(m, t, "THCON_SEC0_REG1_ovrd_default_throttle_mode"):
         mode = 3 if in_bits == 8 else 2
     per_cycle = 128 if mode == 2 and in_bits >= 16 else 16 << mode
@@ -168,6 +174,21 @@ def _write_dst(m, t: int, pos: np.ndarray, values: np.ndarray, is32: bool) -> No
     else:
         view.bits[phys, cols] = values.astype(np.uint16)
     view.valid[phys] = True
+
+
+def _tileize_row_stride(m, t: int, which: int, in_bits: int, to_dst: bool) -> int:
+    """Tileize_mode (ttsim v1.10.0): the input is read in rows of 32 datums (16 for 8-bit formats) whose
+    starts are THCON_SEC0_REG2_Shift_amount_cntx0/1/2 << 4/8/12 bytes apart; 0 when not tileizing."""
+    sec = f"THCON_SEC{which}_REG2_"
+    if not _cfg(m, t, sec + "Tileize_mode"):
+        return 0
+    if which == 1:
+        raise NotModelled("UNPACR of unpacker 1 with Tileize_mode (ttsim does not implement it)")
+    if in_bits < 8:
+        raise UndefinedBehaviour("UNPACR with Tileize_mode of a 4- or 2-bit block-float format")
+    if to_dst:
+        raise NotModelled("UNPACR into Dst with Tileize_mode (not modelled)")
+    return sum(_cfg(m, t, f"{sec}Shift_amount_cntx{k}") << (4 + 4 * k) for k in range(3))
 
 
 def _read_datums(m, start_bit: int, count: int, bits: int) -> np.ndarray:
@@ -250,15 +271,21 @@ def unpacr(m, t, f) -> None:
         if to_dst:
             raise NotModelled("UNPACR of a block-float format into Dst (ttsim refuses it)")
         base, exps = _bfp_exponents(m, t, which, w0, base, first, count, x_dim * y_dim * z_dim)
+    row_stride = _tileize_row_stride(m, t, which, in_bits, to_dst)
     transpose = bool(_cfg(m, t, sec + "REG2_Haloize_mode"))
     if transpose:
         if which == 1:
             raise NotModelled("UNPACR of unpacker 1 with Haloize_mode (the page ignores it, ttsim: non-contractual)")
         if to_dst:
             raise UndefinedBehaviour("UNPACR into Dst with Haloize_mode (transpose)")
-        if (base * 8 + first * in_bits) % 128:
-            raise UndefinedBehaviour("UNPACR with Haloize_mode from an input address not 16-byte aligned")
-    raw = _read_datums(m, base * 8 + first * in_bits, count, in_bits)
+    if (transpose or row_stride) and (base * 8 + first * in_bits) % 128:
+        raise UndefinedBehaviour("UNPACR with Haloize_mode or Tileize_mode from an input address not 16-byte aligned")
+    if row_stride:
+        width = TILEIZE_ROW_DATUMS if in_bits >= 16 else COLS
+        raw = np.concatenate([_read_datums(m, base * 8 + first * in_bits + 8 * row_stride * k, min(width, count - i),
+                                           in_bits) for k, i in enumerate(range(0, count, width))])
+    else:
+        raw = _read_datums(m, base * 8 + first * in_bits, count, in_bits)
     unsigned = bool(_cfg(m, t, _UNSIGNED[which]))
 
     out = _output_position(m, t, which, multi, ctx, to_dst, out_fmt)
