@@ -11,7 +11,10 @@ from typing import Iterator
 from tensix_diff.case import Case
 from tensix_diff.race import is_racy
 
+from tensix_diff.assess import PINNED
+
 from .draw import RandomDraw
+from .pipeline import build_pipeline_case
 from .profiles import Profile, load_profile
 from .program import build_case
 
@@ -28,14 +31,20 @@ def case_name(profile: Profile, seed: int, index: int) -> str:
 RACE_REDRAWS = 16
 
 
+def _build(draw: RandomDraw, p: Profile, name: str) -> Case:
+    if p.pipeline:
+        return build_pipeline_case(draw, p.pipeline, name)
+    return build_case(draw, p, name=name)
+
+
 def generate_one(seed: int, index: int, profile: Profile | str = "default") -> Case:
     """Case ``index`` of campaign ``seed``, exactly as ``generate`` yields it."""
     p = load_profile(profile) if isinstance(profile, str) else profile
-    case = build_case(RandomDraw(case_seed(seed, index)), p, name=case_name(p, seed, index))
-    for k in range(1, RACE_REDRAWS + 1):     # never a case whose outcome depends on the thread interleaving
-        if not is_racy(case):
+    case = _build(RandomDraw(case_seed(seed, index)), p, case_name(p, seed, index))
+    for k in range(1, RACE_REDRAWS + 1):     # never a case whose outcome depends on the thread interleaving,
+        if PINNED in case.tags or not is_racy(case):    # unless it pins the sequential schedule and says why
             break
-        case = build_case(RandomDraw(case_seed(seed, index) ^ k << 40), p, name=case_name(p, seed, index))
+        case = _build(RandomDraw(case_seed(seed, index) ^ k << 40), p, case_name(p, seed, index))
         case.tags.append(f"race-redrawn:{k}")
     case.tags.append(f"seed:{seed}:{index}")
     return case

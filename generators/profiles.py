@@ -16,7 +16,7 @@ THREAD_CONFIG_SETUPS = ("auto", "setc16", "init")
 GOLDEN_ACCEPT = ("modelled", "effects", "absent", "handler")   # handler: golden has semantics registered
 KEYS = {"description", "length", "threads", "golden", "observability", "thread_config_setup", "config_state",
         "dest_rows", "dest_edges", "gpr_special", "addrmod", "overrides", "thread_mix", "templates", "weights",
-        "formats"}
+        "formats", "pipeline"}
 
 
 class ProfileError(ValueError):
@@ -44,6 +44,7 @@ class Profile:
     thread_mix: dict[str, float] = field(default_factory=lambda: {"self": 1.0})
     templates: dict[str, float] = field(default_factory=dict)
     formats: "Formats | None" = None
+    pipeline: dict[str, float] | None = None   # kernel -> weight: build literal tt-llk pipelines (generators.pipeline)
 
 
 @dataclass(frozen=True)
@@ -108,9 +109,14 @@ def parse_profile(name: str, raw: dict, where: str) -> Profile:
     _need(isinstance(raw, dict), where, "a profile is a mapping")
     unknown = set(raw) - KEYS
     _need(not unknown, where, f"unknown key(s) {', '.join(sorted(unknown))}")
-    _need("weights" in raw, where, "needs 'weights'")
     from golden import isa
-    weights = _weights(raw["weights"], where, "weights")
+    pipeline = None
+    if "pipeline" in raw:
+        from .pipeline import KERNELS
+        pipeline = _weights(raw["pipeline"], where, "pipeline")
+        _need(set(pipeline) <= set(KERNELS), where, f"pipeline: kernels are {', '.join(KERNELS)}")
+    _need("weights" in raw or pipeline, where, "needs 'weights' (or 'pipeline')")
+    weights = _weights(raw["weights"], where, "weights") if "weights" in raw else {}
     for ins in weights:
         _need(ins in isa.table(), where, f"weights: '{ins}' is not an instruction in golden/isa.yaml")
     obs = raw.get("observability", "hw")
@@ -154,7 +160,8 @@ def parse_profile(name: str, raw: dict, where: str) -> Profile:
         golden=tuple(golden), observability=obs, thread_config_setup=tcs, config_state=state,
         dest_rows=_pair(raw.get("dest_rows", [0, 64]), where, "dest_rows", 0, 1024), gpr_special=float(special),
         dest_edges=float(edges), sections=sections, addrmod_align=dict(align), addrmod_fixed=dict(fixed), overrides=overrides, thread_mix=mix,
-        templates={k: float(v) for k, v in templates.items()}, formats=_formats(raw.get("formats"), where))
+        templates={k: float(v) for k, v in templates.items()}, formats=_formats(raw.get("formats"), where),
+        pipeline=pipeline)
 
 
 @cache

@@ -112,11 +112,13 @@ def run(args) -> int:
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
     print(f"seed: {seed}", flush=True)
     in_play = available(p)
-    if not in_play:
+    if not in_play and not p.pipeline:
         raise _Fail(EXIT_USAGE, f"profile '{p.name}': golden models none of its instructions yet"
                                 f" (see `tensix-diff fuzz --profile {p.name} --list`)")
     names = (args.against, args.backend)
-    print(f"profile: {p.name} ({len(in_play)} instructions in play); {args.backend} against {args.against}", flush=True)
+    what = (f"tt-llk pipelines: {', '.join(k for k, w in p.pipeline.items() if w)}" if p.pipeline
+            else f"{len(in_play)} instructions in play")
+    print(f"profile: {p.name} ({what}); {args.backend} against {args.against}", flush=True)
     test = ref = None
     if not args.no_run:
         ref = _backend(args.against, args)

@@ -420,11 +420,13 @@ def test_refused_fields(fields):
         run(packer(0, BF16, BF16), pacr_word(**fields))
 
 
-def test_partial_output_chunk_is_refused():
+def test_a_partial_output_chunk_is_written_and_padded_by_last():
     m = packer(1, INT8, INT8)
-    m.s.adc[P]["pack"][1].x = 7          # 8 one-byte datums
-    with pytest.raises(NotModelled):
-        run(m)
+    m.s.adc[P]["pack"][1].x = 7          # 8 one-byte datums: half a 16-byte chunk
+    m.s.l1.write(OUT, b"\xaa" * 32)
+    put_fp32(m, 0, [sm(v) for v in (1, -2, 3, 200, 0, 5, 6, 7)])
+    run(m)
+    assert m.s.l1.read(OUT, 32) == bytes([1, 0x82, 3, 127, 0, 5, 6, 7]) + bytes(8) + b"\xaa" * 16
 
 
 def test_in_format_must_match_dstacc():

@@ -6,7 +6,8 @@ one packer whose four Dst read interfaces are chosen by ReadIntfSel (0: four con
 of 8 or 16 datums, 3: two rows, 5: rows +0 and +2, 10: rows +1 and +3); the first row is
 (Channel 0 Y/Z/W x PCK0_ADDR_CTRL_*_REG_0 strides) / datum size / 16 + DEST_TARGET_REG_CFG_PACK_SEC0_Offset;
 Read_32b_data selects Dst32b; invalid rows read as zero; a masked column (PCK_EDGE_OFFSET_SEC{0,1} mask
-chosen per row by TILE_ROW_SET_MAPPING) writes a raw zero; each datum goes to L1 as it is produced, and
+chosen per row by TILE_ROW_SET_MAPPING) writes a raw zero; each datum goes to L1 as it is produced (the pages
+buffer a partial 16-byte chunk until it fills, which leaves the same L1 once Last or Flush pads the tail), and
 Last / Flush pad the data to the next 16-byte boundary with zeroes and make the next PACR start at fresh
 addresses. Conversions: golden.pack_formats.
 
@@ -135,9 +136,8 @@ def pacr(m, t, f) -> None:
     if first + rows[-1] >= DEST_ROWS:
         raise NotModelled(f"PACR reading Dst rows {first}..{first + rows[-1]} (ttsim does not wrap)")
     n = 0 if f.flush else per_row * len(rows)
-    if n * out_bits % 128:
-        raise NotModelled(f"PACR of {n} {out_bits}-bit datums: not a whole 16-byte output chunk (the pages keep "
-                          "a partial chunk buffered; ttsim refuses)")
+    if out_fmt in pf.BFP_BITS and n % 16:
+        raise NotModelled(f"PACR of {n} block-float datums: not whole groups of 16 sharing an exponent (ttsim refuses)")
     keep, position = _edge_masks(m, t, n, _cfg(m, t, "PACK_COUNTERS_SEC0_pack_reads_per_xy_plane"))
     p = m.s.packer
     addrs = None if p.continuing else output_address(m, t, f)

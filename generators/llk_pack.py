@@ -1,0 +1,147 @@
+"""The pack TRISC of tt-llk Blackhole kernels, call by call (tt_llk_blackhole/llk_lib/llk_pack*.h and
+common/inc/cpack_common.h, commit 36b092e8), for 32x32 tiles from a 16-bit Dest with SyncHalf."""
+from __future__ import annotations
+
+from golden.registers import config_field
+
+from .llk_thread import NOP, KernelThread, replay, word
+
+MATH_PACK = 1
+STALL_CFG, THCON, PACK = 0x80, 0x1, 0x8
+TMP0, TMP1, TMP_LO = 28, 29, 30                     # ckernel_gpr_map.h p_gpr_pack
+
+
+def _x_stride(fmt: int) -> int:
+    return {0: 4, 1: 2}.get(fmt & 3, 1)
+
+
+def _strides(p: KernelThread, src_fmt: int, tilize: bool) -> None:
+    """set_packer_strides<false, tilize>(src_fmt, 32)."""
+    x = _x_stride(src_fmt)
+    y = 16 * x
+    p.setdmareg(0, 2 * TMP0)
+    p.setdmareg(y, 2 * TMP0 + 1)
+    p.setdmareg((2 if tilize else 1) * 16 * y, 2 * TMP1)
+    p.setdmareg(4 * 256 * x, 2 * TMP1 + 1)
+    p.stallwait(STALL_CFG, THCON)
+    p.wrcfg(TMP0, 12)
+    p.wrcfg(TMP1, 13)
+    p.raw(NOP, NOP)
+    if tilize:                                      # Channel 1 Z: 16 rows
+        p.setdmareg(16 * y, 2 * TMP1)
+        p.setdmareg(0, 2 * TMP1 + 1)
+        p.stallwait(STALL_CFG, THCON)
+        p.wrcfg(TMP1, config_field("PCK0_ADDR_CTRL_ZW_REG_1_Zstride").index)
+        p.raw(NOP, NOP)
+
+
+def hw_configure(p: KernelThread, src_fmt: int, dst_fmt: int, relu: int = 0, tilize: bool = False) -> None:
+    """llk_pack.h _llk_pack_hw_configure_<false, false, tilize>(src, dst, 16*16*4, 16, 32, 4, .., relu)."""
+    _strides(p, src_fmt, tilize)
+    p.op("ATGETM", mutex_index=0)
+    p.rmw_field("THCON_SEC0_REG1_Pac_LF8_4b_exp", 0)
+    p.rmw_field("ALU_FORMAT_SPEC_REG2_Dstacc", src_fmt & 0xF)
+    p.rmw(2, 0, 0x3FFFC0, relu & 0xFFFF | relu >> 16 << 4)                 # STACC_RELU
+    p.op("ATRELM", mutex_index=0)
+    p.rmw(71, 0, 0x100000 | 0xFF000000, 0)                                # reconfigure_exp_threshold<false>
+    p.cfg(68, 4 << 16)                                                      # Exp_section_size = num_faces
+    p.cfg(70, 1 | dst_fmt << 4 | src_fmt << 8)
+    p.stallwait(STALL_CFG, PACK)                                            # reconfigure_packer_l1_acc(0)
+    p.rmw_field("THCON_SEC0_REG1_Disable_pack_zero_flags", 0)
+    p.rmw_field("THCON_SEC0_REG1_Pack_L1_Acc", 0)
+    p.cfg("PCK_DEST_RD_CTRL_Read_32b_data", 0)
+    p.act("gpr", 52, 4 << 16)                                               # regfile[EXP0_SEC_SIZE_BFP]
+    p.cfg("PACK_COUNTERS_SEC0_pack_per_xy_plane", 16 << 8)
+    p.cfg("PCK_EDGE_OFFSET_SEC0_mask", 0xFFFF)
+    p.cfg("TILE_ROW_SET_MAPPING_0_row_set_mapping_0", 0)
+    for i, v in enumerate((16 * 16 * 4, 0, 0, 0)):                          # regfile[TILE_HEADER..+3]
+        p.act("gpr", 16 + i, v)
+    p.op("SETADCXX", cntsetmask=4, x_end2=15)
+
+
+def _pacr(addr_mode: int, intf: int, concat: int = 0, last: int = 0) -> int:
+    return word("PACR", addrmode=addr_mode, readintfsel=intf, concat=concat, last=last)
+
+
+def init(p: KernelThread, tilize: bool = False) -> None:
+    """llk_pack.h _llk_pack_init_<false, false, tilize>(dst, 16, 32, 4): AddrMods and the MOP."""
+    if tilize:                                      # the Blackhole tilize workaround: row pairs unswizzled
+        p.pack_addr_mod(0, y_src=(4, 0, 0), y_dst=(2, 0, 0))
+        p.pack_addr_mod(1, y_src=(0, 1, 0), y_dst=(0, 1, 0))
+        p.pack_addr_mod(2, y_src=(0, 1, 0), y_dst=(0, 1, 0), z_src=(1, 0))
+        p.raw(replay(0, 15, load=True), *[_pacr(0, 0b0101, 1)] * 7, _pacr(1, 0b0101, 1), *[_pacr(0, 0b1010, 1)] * 7)
+        p.template(2, 1, replay(0, 15), _pacr(2, 0b1010), last_outer=_pacr(2, 0b1010, last=1),
+                   end0=word("SETADCZW", cntsetmask=4, ch1_x=2, bitmask=0b0100))
+        return
+    p.pack_addr_mod(0, y_src=(4, 0, 0), y_dst=(4, 0, 0))
+    p.pack_addr_mod(1, y_src=(0, 1, 0), y_dst=(0, 1, 0), z_src=(0, 1))
+    p.pack_addr_mod(2, y_src=(0, 1, 0), y_dst=(4, 0, 0), z_src=(1, 0))
+    p.template(4, 4, _pacr(0, 0), last_inner=_pacr(2, 0), last_outer=_pacr(1, 0, last=1))   # ALL_INTF_ACTIVE = 0
+
+
+def reduce_mask(p: KernelThread, dim: str) -> None:
+    """llk_pack_common.h _llk_pack_reduce_mask_config_<false, dim>: edge masks keep the reduced row/column."""
+    select = {"ROW": 0b01010101, "COL": 0b0101, "SCALAR": 0b01}[dim] << 17
+    mapping = 0x55555555 if dim == "ROW" else 1
+    p.setdmareg(select & 0xFFFF, 2 * TMP0)
+    p.setdmareg(select >> 16, 2 * TMP0 + 1)
+    p.setdmareg(0xFFFF if dim == "COL" else 1, 2 * TMP_LO)
+    p.setdmareg(mapping & 0xFFFF, 2 * TMP1)
+    p.setdmareg(mapping >> 16, 2 * TMP1 + 1)
+    p.stallwait(STALL_CFG, PACK)
+    p.wrcfg(TMP0, 24)
+    p.wrcfg(TMP_LO, 25)
+    p.wrcfg(TMP1, 21)
+    p.raw(NOP, NOP)
+
+
+def reduce_mask_clear(p: KernelThread) -> None:
+    """llk_pack_common.h _llk_pack_reduce_mask_clear_."""
+    p.setdmareg(0xFFFF, 2 * TMP0)
+    p.setdmareg(0, 2 * TMP0 + 1)
+    p.stallwait(STALL_CFG, PACK)
+    for gpr, index in ((TMP0, 24), (TMP0, 25), (0, 20), (0, 21)):
+        p.wrcfg(gpr, index)
+    p.raw(NOP, NOP)
+
+
+def dest_init(p: KernelThread) -> None:
+    """llk_pack_common.h _llk_pack_dest_init_<SyncHalf, false>."""
+    p.stallwait(0x21, PACK)
+    p.setdmareg(0, 2 * 4)                                                   # DEST_OFFSET_LO
+    p.setdmareg(512, 2 * 8)                                                 # DEST_OFFSET_HI
+    p.stallwait(STALL_CFG, THCON)
+    p.wrcfg(4, 180, wide=1)                                                 # select_packer_dest_registers
+    p.op("DMANOP")
+    p.op("DMANOP")
+    p.op("SETADCXY", cntsetmask=4, bitmask=0b1011)                          # packer_addr_counter_init
+    p.op("SETADCZW", cntsetmask=4, bitmask=0b1111)
+
+
+def wait_for_math(p: KernelThread) -> None:
+    """_llk_packer_wait_for_math_done_."""
+    p.op("SEMWAIT", stall_res=1, sem_sel=1 << MATH_PACK, wait_sem_cond=1)
+
+
+def tile(p: KernelThread, tile_index: int, address: int) -> None:
+    """llk_pack.h _llk_pack_<SyncHalf, false>(tile_index, address)."""
+    p.op("SETADC", cntsetmask=4, channelindex=0, dimensionindex=3, value=tile_index)     # set_dst_write_addr
+    new = 1 << 31 | address                                                 # program_packer_destination
+    p.setdmareg(address & 0xFFFF, 2 * 12)
+    p.setdmareg(new >> 16, 2 * 12 + 1)
+    p.stallwait(STALL_CFG, THCON)
+    p.wrcfg(12, 69)
+    p.setdmareg(address >> 16, 2 * 12 + 1)
+    p.op("DMANOP")
+    p.run_mop()
+    p.op("SETADCZW", cntsetmask=4, bitmask=0b0101)
+
+
+def dest_section_done(p: KernelThread, half: int) -> None:
+    """llk_pack_common.h _llk_pack_dest_section_done_<SyncHalf, false>: clear the half, release it, flip."""
+    p.stallwait(0x40, PACK)
+    p.op("ZEROACC", clear_mode=2, addr_mode=1, where=half % 2)
+    p.op("SEMGET", sem_sel=1 << MATH_PACK)
+    p.wrcfg(8 if half % 2 == 0 else 4, 180, wide=1)
+    p.op("DMANOP")
+    p.op("DMANOP")

@@ -1,0 +1,212 @@
+"""Random literal tt-llk pipelines: unpack -> math -> pack kernels with drawn parameters, as three threads.
+
+A profile with a ``pipeline`` key (configs/profiles/pipeline.yaml) builds its cases here instead of from
+single instructions: the kernel (datacopy, transpose, eltwise binary with broadcasts and fidelities, matmul
+over CT x KT tiles, row/column/scalar reductions, tilize), the L1 input format (BF16, FP16, Bfp8_b/Bfp4_b/
+Bfp2_b), the pack output format and ReLU, the number of tiles and their data. Each thread is what the tt-llk
+Blackhole functions issue (generators.llk_unpack / llk_math / llk_pack, commit 36b092e8), RISC-V side
+included, so the whole data path L1 -> UNPACR -> math -> PACR -> L1 is exercised as kernels use it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tensix_diff.case import Case, Init, Observe
+
+from . import llk_math as M
+from . import llk_pack as P
+from . import llk_unpack as U
+from .draw import Draw
+from .llk_thread import KernelThread
+
+BF16, FP16, FP32, BFP8, BFP4, BFP2 = 5, 1, 0, 6, 7, 15
+FORMAT_NAMES = {FP32: "Float32", FP16: "Float16", BF16: "Float16_b", BFP8: "Bfp8_b", BFP4: "Bfp4_b", BFP2: "Bfp2_b"}
+DEST_OF = {BF16: BF16, FP16: FP16, BFP8: BF16, BFP4: BF16, BFP2: BF16}
+PACK_OUTPUTS = {BF16: (BF16, FP32, BFP8, BFP4, BFP2), FP16: (FP16, FP32, BF16)}   # golden.pack_formats modes
+TILE_BYTES = {FP32: 4096, FP16: 2048, BF16: 2048, BFP8: 64 + 1024, BFP4: 64 + 512, BFP2: 64 + 256}
+A_BASE, B_BASE, OUT_BASE, SLOT = 0x20000, 0x30000, 0x40000, 0x1000
+KERNELS = ("datacopy", "transpose", "eltwise", "matmul", "reduce", "tilize")
+# Kernels whose correctness rests on the unpacker setting SrcB valid before the matrix unit's SETRWC CLR_AB
+# (SETRWC.md flips without waiting): golden's other schedules deadlock, so they pin the sequential one.
+TIMING_PINNED = ("datacopy", "tilize")
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    kernel: str
+    in_fmt: int = BF16
+    out_fmt: int = BF16
+    relu: int = 0                  # STACC_RELU mode | threshold << 16
+    blocks: int = 1
+    per_block: int = 1
+    op: str = "ELWADD"             # eltwise: ELWADD / ELWSUB / ELWMUL; reduce: SUM / MAX
+    bcast: str = "NONE"
+    fidelity: int = 0
+    dim: str = "COL"               # reduce
+    ct_dim: int = 1                # matmul
+    kt_dim: int = 1
+
+    @property
+    def tiles(self) -> int:
+        return self.ct_dim if self.kernel == "matmul" else self.blocks * self.per_block
+
+    def text(self) -> str:
+        parts = [self.kernel, f"{FORMAT_NAMES[self.in_fmt]} -> {FORMAT_NAMES[self.out_fmt]}"]
+        if self.kernel == "eltwise":
+            parts.append(f"{self.op} bcast {self.bcast} fidelity {self.fidelity}")
+        if self.kernel == "reduce":
+            parts.append(f"{self.op} {self.dim}")
+        if self.kernel == "matmul":
+            parts.append(f"CT {self.ct_dim} KT {self.kt_dim} fidelity {self.fidelity}")
+        if self.kernel in ("datacopy", "eltwise"):
+            parts.append(f"{self.blocks} block(s) of {self.per_block}")
+        if self.relu:
+            parts.append(f"relu {self.relu & 0xF} threshold {self.relu >> 16:#x}")
+        return ", ".join(parts)
+
+
+def draw_pipeline(draw: Draw, kernels: dict[str, float]) -> Pipeline:
+    """A pipeline whose every choice stays inside what golden models (tt-llk's own asserts respected)."""
+    names = [k for k in KERNELS if kernels.get(k, 0) > 0]
+    kernel = draw.weighted(names, [kernels[k] for k in names])
+    if kernel in ("reduce", "tilize"):
+        in_fmt = BF16
+    elif kernel in ("datacopy", "transpose"):
+        in_fmt = draw.choice((BF16, BF16, FP16, BFP8, BFP8, BFP4, BFP2))
+    else:                                           # the matrix unit takes no BFP2 operands (ttsim refuses)
+        in_fmt = draw.choice((BF16, BF16, FP16, BFP8, BFP8, BFP4))
+    out_fmt = draw.choice(PACK_OUTPUTS[DEST_OF[in_fmt]])
+    relu = 0
+    if draw.boolean(0.2):
+        mode = draw.integer(1, 3)
+        relu = mode | (draw.choice((0x3F80, 0x3C00, 0x4100, 0x0000)) << 16 if mode > 1 else 0)
+    if kernel == "eltwise":
+        op = draw.choice(("ELWADD", "ELWSUB", "ELWMUL"))
+        return Pipeline(kernel, in_fmt, out_fmt, relu, draw.integer(1, 2), draw.integer(1, 2), op,
+                        draw.choice(("NONE", "NONE", "COL", "ROW", "SCALAR")),
+                        draw.choice((0, 2, 3, 4)) if op == "ELWMUL" else 0)
+    if kernel == "matmul":
+        return Pipeline(kernel, in_fmt, out_fmt, relu, fidelity=draw.choice((0, 2, 3, 4)),
+                        ct_dim=draw.integer(1, 2), kt_dim=draw.integer(1, 2))
+    if kernel == "reduce":
+        return Pipeline(kernel, in_fmt, out_fmt, relu, op=draw.choice(("SUM", "MAX")),
+                        dim=draw.choice(("ROW", "COL", "SCALAR")))
+    if kernel == "datacopy":
+        return Pipeline(kernel, in_fmt, out_fmt, relu, draw.integer(1, 2), draw.integer(1, 2))
+    return Pipeline(kernel, in_fmt, out_fmt, relu)
+
+
+def tile_bytes(fmt: int, rng: np.random.Generator, exps=(0x70, 0x90)) -> bytes:
+    """One 32x32 tile in L1 (faces in order): BF16/FP16 patterns from a few magnitudes or raw bits; BFP tiles
+    as 64 shared exponents then the sign-magnitude datums."""
+    if fmt in (BFP8, BFP4, BFP2):
+        bits = {BFP8: 8, BFP4: 4, BFP2: 2}[fmt]
+        return (rng.integers(*exps, 64, dtype=np.uint8).tobytes()
+                + rng.integers(0, 256, 1024 * bits // 8, dtype=np.uint8).tobytes())
+    if rng.random() < 0.25:
+        return rng.integers(0, 1 << 16, 1024, dtype=np.uint16).astype("<u2").tobytes()
+    vals = rng.choice([-3.5, -1.0, -0.25, 0.0, 0.5, 1.0, 2.75, -100.0, 7.0, 0.1, 300.0, -2.0, 1e-3], 1024)
+    vals = vals * rng.integers(1, 8, 1024)
+    if fmt == FP16:
+        with np.errstate(over="ignore"):
+            return vals.astype("<f2").tobytes()
+    return (vals.astype("<f4").view("<u4") >> 16).astype("<u2").tobytes()
+
+
+def threads(p: Pipeline, a: list[int], b: list[int], out: list[int]) -> tuple[KernelThread, ...]:
+    """The three TRISCs of pipeline ``p``; a, b, out are L1_ADDRESS values of the input and output tiles."""
+    u, m, k = KernelThread(0), KernelThread(1), KernelThread(2)
+    dst = DEST_OF[p.in_fmt]
+    tile16 = TILE_BYTES[p.in_fmt] // 16
+    sizes = (tile16, tile16) if p.kernel in ("eltwise", "matmul", "reduce") else (0, 0)   # as the tests pass them
+    U.hw_configure(u, p.in_fmt, p.in_fmt, p.in_fmt, p.in_fmt, sizes)
+    if p.kernel in ("eltwise", "reduce"):          # the order each tt-llk test calls the math inits in
+        M.pack_sync_init(m)
+        M.hw_configure(m)
+    if p.kernel in ("datacopy", "transpose", "tilize"):
+        if p.kernel == "tilize":
+            U.tilize_init(u, p.in_fmt)
+            U.tilize(u, a[0], 0)
+        else:
+            U.A_init(u, int(p.kernel == "transpose"))
+            for i, addr in enumerate(a):
+                U.A(u, addr, i % 2)
+        M.datacopy_init(m, tilize=p.kernel == "tilize")
+    elif p.kernel == "eltwise":
+        U.AB_init(u, p.bcast)
+        for i, (x, y) in enumerate(zip(a, b)):
+            U.AB(u, x, y, i % 2)
+        M.binary_init(m, p.op, p.fidelity, p.bcast)
+    elif p.kernel == "matmul":
+        U.matmul_init(u, p.kt_dim)
+        for j in range(p.kt_dim):
+            U.matmul(u, a[0] + tile16 * j, b[0] + tile16 * j * p.ct_dim, j % 2, p.ct_dim)
+        M.matmul_init(m, p.fidelity)
+    else:
+        U.reduce_init(u, p.dim)
+        U.AB(u, a[0], b[0], 0)
+        M.reduce_init(m)
+    if p.kernel not in ("eltwise", "reduce"):
+        M.pack_sync_init(m)
+        M.hw_configure(m)
+    base, blocks = 0, (p.blocks if p.kernel in ("datacopy", "eltwise") else 1)
+    per_block = p.tiles // blocks
+    for blk in range(blocks):
+        M.wait_for_dest(m)
+        for t in range(per_block):
+            if p.kernel == "eltwise":
+                M.binary(m, p.op, p.fidelity, p.bcast, t, base)
+            elif p.kernel == "reduce":
+                M.reduce(m, p.op, p.dim, t, base)
+            elif p.kernel != "matmul":
+                M.datacopy(m, t, base)
+        if p.kernel == "matmul":
+            for _ in range(p.kt_dim):
+                M.matmul(m, p.ct_dim, base)
+        base = M.DEST_HALF - base
+        M.dest_section_done(m, base)
+    P.hw_configure(k, dst, p.out_fmt, p.relu, tilize=p.kernel == "tilize")
+    P.init(k, tilize=p.kernel == "tilize")
+    if p.kernel == "reduce":
+        P.reduce_mask(k, p.dim)
+    P.dest_init(k)
+    for blk in range(blocks):
+        P.wait_for_math(k)
+        for t in range(per_block):
+            P.tile(k, t, out[blk * per_block + t])
+        P.dest_section_done(k, blk)
+    if p.kernel == "reduce":
+        P.reduce_mask_clear(k)
+    return u, m, k
+
+
+def build_pipeline_case(draw: Draw, kernels: dict[str, float], name: str) -> Case:
+    p = draw_pipeline(draw, kernels)
+    rng = np.random.default_rng(draw.integer(0, 2 ** 32 - 1))
+    n_a = p.kt_dim if p.kernel == "matmul" else p.tiles
+    n_b = p.kt_dim * p.ct_dim if p.kernel == "matmul" else (p.tiles if p.kernel == "eltwise" else 1)
+    a = [A_BASE + SLOT * i for i in range(n_a)]
+    b = [B_BASE + SLOT * i for i in range(n_b if p.kernel in ("eltwise", "matmul", "reduce") else 0)]
+    size = TILE_BYTES[p.out_fmt]
+    out = [OUT_BASE + SLOT * i for i in range(p.tiles)]
+    if p.kernel == "matmul":                        # consecutive tiles: the replay bumps the base by a tile
+        step = TILE_BYTES[p.in_fmt]
+        a = [A_BASE + step * i for i in range(n_a)]
+        b = [B_BASE + step * i for i in range(n_b)]
+        out = [OUT_BASE + size * i for i in range(p.tiles)]
+    l1 = [(x, tile_bytes(p.in_fmt, rng)) for x in a]
+    if p.kernel == "reduce":                        # the scaler tile: one value everywhere
+        value = 0x3F80 if p.op == "MAX" else rng.choice([0x3F80, 0x3F00, 0x3E80, 0x4000])   # GMPOOL needs 1.0
+        scaler = np.full(1024, value, dtype="<u2")
+        l1.append((b[0], scaler.tobytes()))
+    else:
+        l1 += [(y, tile_bytes(p.in_fmt, rng)) for y in b]
+    l1 += [(o, bytes(size)) for o in out]
+    u, m, k = threads(p, [(x >> 4) - 1 for x in a], [(y >> 4) - 1 for y in b], [(o >> 4) - 1 for o in out])
+    tags = ["pipeline", "llk", p.kernel] + (["schedule:sequential"] if p.kernel in TIMING_PINNED else [])
+    return Case(name=name, description=f"Probes a literal tt-llk pipeline (commit 36b092e8): {p.text()}.",
+                threads={t.t: t.words for t in (u, m, k)}, init=Init(l1=l1),
+                observe=Observe(l1=[(o, size) for o in out]),
+                actions={t.t: t.actions for t in (u, m, k) if t.actions}, tags=tags)
