@@ -1,8 +1,9 @@
 """Case files (../shared/contract.md): per-thread programs plus explicit initial state.
 
-A case is data only; every backend runs the same ``Case`` object. ``load_case`` reads a YAML file and
-reports every malformed input as one ``CaseError`` line ``FILE:LINE: what is wrong``. ``canonical`` and
-``case_hash`` identify a case by what it runs and observes, independent of formatting and comments.
+A case is data only; every backend runs the same ``Case`` object. ``load_case`` reads a YAML file (the layout
+``dump_case`` writes with a line reader, anything else through libyaml's nodes) and reports every malformed
+input as one ``CaseError`` line ``FILE:LINE: what is wrong``. ``canonical`` and ``case_hash`` identify a case
+by what it runs and observes, independent of formatting and comments.
 """
 from __future__ import annotations
 
@@ -127,6 +128,8 @@ def _no_overlap(regions: list[tuple[int, int, Any]], what: str) -> None:
 def _dest_values(vals: Any, what: str) -> list[int]:
     if not isinstance(vals, list) or len(vals) != COLS:
         raise _Bad(f"{what} needs a list of {COLS} values")
+    if all(type(v) is int and 0 <= v <= 0xFFFF for v in vals):     # the usual case, without naming each value
+        return list(vals)
     return [_in_range(v, 0, 0xFFFF, f"{what}[{i}]") for i, v in enumerate(vals)]
 
 
@@ -148,7 +151,11 @@ def _check_case(case: Case) -> None:
                 riscv.check(a, t)
             except ValueError as e:
                 raise _Bad(f"thread {t} action {k}: {e}") from None
-    init = case.init
+    _check_state(case.init, case.observe)
+
+
+def _check_state(init: Init, observe: Observe) -> None:
+    """The initial state and the observed regions of _check_case."""
     for t, regs in init.gpr.items():
         _in_range(t, 0, THREADS - 1, "init.gpr thread")
         for i, v in regs.items():
@@ -175,10 +182,10 @@ def _check_case(case: Case) -> None:
         _dest_values(vals, f"init.dest row {row} values")
     if len(set(rows)) != len(rows):
         raise _Bad("init.dest sets a row twice")
-    for addr, size in case.observe.l1:
+    for addr, size in observe.l1:
         _l1_region(addr, size, "observe.l1 region")
-    _no_overlap([(a, n, "") for a, n in set(case.observe.l1)], "observe.l1 region")
-    for s, idx in case.observe.config.items():
+    _no_overlap([(a, n, "") for a, n in set(observe.l1)], "observe.l1 region")
+    for s, idx in observe.config.items():
         _in_range(s, 0, CONFIG_STATES - 1, "observe.config state")
         for i in idx:
             _in_range(i, 0, CONFIG_WORDS - 1, f"observe.config state {s} index")
@@ -515,8 +522,144 @@ _BRACKETS = re.compile(r"[\[\]{}]")
 _INDENT = re.compile(r"^ +", re.M)
 
 
+# --- fast path: the layout dump_case writes ---------------------------------------------------------------
+# Generated corpora are dump_case output, which PyYAML composes at about 10 ms a file. _DumpReader reads that
+# layout line by line, and only where a line's YAML meaning is plain: quoted text of printable ASCII without
+# escapes, decimal without leading zeros (YAML 1.1 reads 010 as octal), lower-case 0x hex, keys in the writer's
+# order; no empty block (YAML null), comment, anchor, tag, tab, blank line, RISC-V action or other style.
+# For anything else, a key given twice or a case that fails a check, _fast_case returns None and the walker
+# reads the text, so the loader's results for other text and all its errors are the walker's.
+
+_TEXT = r'"([ !#-\[\]-~]*)"'          # printable ASCII but '"' and '\': YAML reads the quoted text as is
+_DEC = r"(?:0|[1-9][0-9]*)"
+_HEX = r"0x[0-9a-f]+"
+_DUMP_LINES = {key: re.compile(rx) for key, rx in {
+    "name": r'name: "([a-z0-9][a-z0-9-]*)"',
+    "description": rf"description: {_TEXT}",
+    "tags": rf"tags: \[((?:{_TEXT}, )*{_TEXT})\]",
+    "threads": r"threads:( \{\})?",
+    "thread": rf"  ({_DEC}):",
+    "instruction": rf"    - (\.word 0x[0-9a-f]{{8}}|[A-Z][A-Z0-9_]*(?: [a-z][a-z0-9_]*={_DEC})*)",
+    "regs": rf"    ({_DEC}): \{{((?:{_DEC}: {_HEX}, )*{_DEC}: {_HEX})\}}",
+    "l1": rf'    - \{{addr: ({_HEX}), hex: "((?:[0-9a-f]{{2}})+)"\}}',
+    "dest": rf"    - \{{row: ({_DEC}), values: \[((?:{_HEX}, )*{_HEX})\]\}}",
+    "observe_l1": rf"    - \{{addr: ({_HEX}), size: ({_DEC})\}}",
+    "observe_config": rf"    ({_DEC}): \[((?:{_DEC}, )*{_DEC})\]",
+}.items()}
+_RESOLVER = yaml.resolver.Resolver()     # how the loader tags a plain scalar
+
+
+def _unique(pairs: list[tuple[int, Any]]) -> dict[int, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _Bad("a key given twice")
+    return out
+
+
+def _plain_word(text: str) -> int:
+    """The Tensix word of an instruction written as a plain scalar, as the walker reads it."""
+    if _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) != _STR_TAG:
+        raise _Bad(f"{text!r} is not read as text")
+    try:
+        return isa.assemble_line(text)
+    except isa.IsaError as e:
+        raise _Bad(str(e)) from None
+
+
+class _DumpReader:
+    """dump_case's layout; raises _Bad at the first line outside it."""
+
+    def __init__(self, text: str):
+        if not text.endswith("\n"):
+            raise _Bad("no final newline")
+        self.lines = text.split("\n")     # the last, "", matches no pattern: it ends every run of lines
+        self.i = 0
+
+    def take(self, key: str) -> re.Match | None:
+        m = _DUMP_LINES[key].fullmatch(self.lines[self.i])
+        if m:
+            self.i += 1
+        return m
+
+    def need(self, key: str) -> re.Match:
+        m = self.take(key)
+        if m is None:
+            raise _Bad(f"line {self.i + 1} is not a {key} line")
+        return m
+
+    def run(self, key: str) -> list[re.Match]:
+        """One or more lines of ``key``."""
+        out = [self.need(key)]
+        while m := self.take(key):
+            out.append(m)
+        return out
+
+    def block(self, head: str, key: str) -> list[re.Match]:
+        """The lines of ``key`` under the line ``head``; none when ``head`` is not next."""
+        if self.lines[self.i] != head:
+            return []
+        self.i += 1
+        return self.run(key)
+
+    def case(self, source: str) -> Case:
+        name, description = self.need("name")[1], self.need("description")[1]
+        tags = self.take("tags")
+        tags = re.findall(_TEXT, tags[1]) if tags else []
+        threads = []
+        if self.need("threads")[1] is None:                       # "threads:" and its programs
+            while head := self.take("thread"):
+                if int(head[1]) >= THREADS:
+                    raise _Bad(f"thread {head[1]} is out of range")
+                threads.append((int(head[1]), [_plain_word(m[1]) for m in self.run("instruction")]))
+            if not threads:
+                raise _Bad("threads: is empty")
+        init, observe = Init(), Observe()
+        if self.lines[self.i] == "init:":
+            self.i += 1
+            start = self.i
+            for key in ("gpr", "thread_config", "config"):
+                setattr(init, key, _unique([
+                    (int(m[1]), _unique([(int(i), int(v, 16)) for i, v in (p.split(": ") for p in m[2].split(", "))]))
+                    for m in self.block(f"  {key}:", "regs")]))
+            init.l1 = [(int(m[1], 16), bytes.fromhex(m[2])) for m in self.block("  l1:", "l1")]
+            init.dest = [(int(m[1]), [int(v, 16) for v in m[2].split(", ")]) for m in self.block("  dest:", "dest")]
+            if self.i == start:
+                raise _Bad("init: is empty")
+        if self.lines[self.i] == "observe:":
+            self.i += 1
+            start = self.i
+            observe.l1 = [(int(m[1], 16), int(m[2])) for m in self.block("  l1:", "observe_l1")]
+            if len(set(observe.l1)) != len(observe.l1):
+                raise _Bad("observe.l1 gives a region twice")       # which _check_case allows
+            observe.config = _unique([(int(m[1]), [int(i) for i in m[2].split(", ")])
+                                      for m in self.block("  config:", "observe_config")])
+            if self.i == start:
+                raise _Bad("observe: is empty")
+        if self.i != len(self.lines) - 1:
+            raise _Bad(f"line {self.i + 1} is not in dump_case's layout")
+        return Case(name=name, description=description, threads=_unique(threads), init=init, observe=observe,
+                    source=source, tags=tags)
+
+
+def _fast_case(text: str, source: str) -> Case | None:
+    """The case in dump_case's layout, exactly as the walker reads it; None for any other text or a bad case."""
+    try:
+        case = _DumpReader(text).case(source)     # its name, threads and words are valid as read
+        _check_state(case.init, case.observe)
+    except _Bad:
+        return None
+    return case
+
+
 def parse_case(text: str, source: str = "<text>") -> Case:
     """Parse case YAML text; every problem is one CaseError line ``SOURCE:LINE: what``."""
+    if len(text) <= MAX_CASE_BYTES and (case := _fast_case(text, source)) is not None:
+        return case     # brackets at most 2 deep, lines at most 4 columns in: _check_bounds passes it
+    return _walk_case(text, source)
+
+
+def _walk_case(text: str, source: str) -> Case:
+    """parse_case through libyaml's composed nodes and _Walker: reads any YAML, reports every problem."""
     w = _Walker(source)
     _check_bounds(text, source)
     try:

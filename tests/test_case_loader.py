@@ -1,11 +1,16 @@
 """Case files: every malformed input is one CaseError line naming file and line; canonical form and hash."""
 from __future__ import annotations
 
+from dataclasses import fields
+from pathlib import Path
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from golden import isa
-from tensix_diff.case import (Case, CaseError, Init, Observe, canonical, case_hash, dump_case, load_case,
-                              load_cases, parse_case, validate_shape)
+from tensix_diff.case import (Case, CaseError, Init, Observe, _fast_case, _walk_case, canonical, case_hash,
+                              dump_case, load_case, load_cases, parse_case, validate_shape)
 
 CONTRACT_EXAMPLE = """\
 name: matmul-addrmod-trace        # unique, [a-z0-9-]
@@ -170,3 +175,150 @@ def test_hostile_case_files_are_one_line_errors(tmp_path):
         with pytest.raises(CaseError, match=what) as e:
             load_case(tmp_path / f"{name}.yaml")
         assert "\n" not in str(e.value)
+
+
+# --- the fast path for dump_case's layout must read exactly what the YAML walker reads -------------------
+CORPUS = Path(__file__).parent / "corpus"
+# Every block dump_case writes: tags, two threads, init.gpr/thread_config/config/l1/dest, observe.l1/config.
+FULL = dump_case(parse_case(CONTRACT_EXAMPLE.replace("  1:\n", "  0:\n    - NOP\n  1:\n") + """\
+observe:
+  l1: [{addr: 0x30000, size: 16}]
+  config: {1: [4, 5]}
+tags: [x, "y z"]
+""", "full.yaml"))
+
+
+def _walked(text: str, source: str = "t.yaml") -> str:
+    """What the walker makes of text: the Case (repr shows types and order) or its error line."""
+    try:
+        return repr(_walk_case(text, source))
+    except CaseError as e:
+        return f"CaseError: {e}"
+
+
+def _agree(text: str, source: str = "t.yaml") -> Case | None:
+    """The fast path's Case for text, checked field by field against the walker's; None when it fell back."""
+    fast = _fast_case(text, source)
+    if fast is not None:
+        slow = _walk_case(text, source)   # raises if the fast path accepted what the walker refuses
+        for f in fields(Case):
+            assert repr(getattr(fast, f.name)) == repr(getattr(slow, f.name)), f.name
+        assert canonical(fast) == canonical(slow) and case_hash(fast) == case_hash(slow)
+    return fast
+
+
+def test_fast_path_reads_every_block_dump_case_writes():
+    assert _agree(FULL) is not None
+    for variant in (dump_case(Case("no-threads", "", {})),
+                    FULL.replace('"free text"', '''"a: b # c 'd', {e} [f] -g"'''),    # plain inside quotes
+                    FULL.replace("SETRWC clear_ab_vld=0 rwc_cr=0 rwc_d=0 rwc_b=0 rwc_a=0 bitmask=15",
+                                 ".word 0x98000000")):
+        assert _agree(variant) is not None, variant
+
+
+def test_fast_path_agrees_with_walker_on_generated_cases():
+    from generators.bulk import generate
+    for _, case in generate(12, 200, "default"):
+        text = dump_case(case)
+        assert _agree(text, f"{case.name}.yaml") is not None, f"{case.name} fell back to the walker"
+
+
+def _plain(s: str) -> bool:
+    return all(" " <= ch <= "~" and ch not in '"\\' for ch in s)
+
+
+@pytest.mark.parametrize("path", sorted(CORPUS.rglob("*.yaml")), ids=lambda p: p.stem)
+def test_fast_path_agrees_with_walker_on_corpus(path):
+    text = path.read_text()
+    _agree(text, str(path))                  # hand-written files mostly fall back (comments, flow style)
+    case = _walk_case(text, str(path))
+    fast = _agree(dump_case(case), str(path))
+    if not case.actions and _plain(case.description) and all(map(_plain, case.tags)):
+        assert fast is not None, "its dump_case form fell back to the walker"
+
+
+def _edit(old: str, new: str, text: str = FULL) -> str:
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+SETRWC = "SETRWC clear_ab_vld=0 rwc_cr=0 rwc_d=0 rwc_b=0 rwc_a=0 bitmask=15"
+# YAML subtleties the fast path leaves to the walker (which accepts some and refuses others).
+TRICKY = {
+    "comment": _edit("bitmask=15", "bitmask=15  # note"),
+    "upper-case 0X": _edit("0x12345678", "0X12345678"),
+    "upper-case hex digits": _edit("0x808", "0x80A"),
+    "leading zero is octal": _edit("{12: 0x808}", "{012: 0x808}"),
+    "0o": _edit("0x12345678", "0o777"),
+    "underscore": _edit("0x12345678", "0x1234_5678"),
+    "bare 0x": _edit("{1: 0x0}", "{1: 0x}"),
+    "signed": _edit("0x12345678", "+0x12345678"),
+    "null value": _edit("0x12345678", "~"),
+    "empty block is null": _edit("  config:\n    0: {1: 0x0}\n", "  config:\n"),
+    "empty init": _edit(FULL[FULL.index("init:"):FULL.index("observe:")], "init:\n"),
+    "quoted instruction": _edit(SETRWC, '"SETRWC bitmask=15"'),
+    "tagged instruction": _edit(SETRWC, "!!str SETRWC bitmask=15"),
+    "single-quoted text": _edit('"free text"', "'free text'"),
+    "escape in text": _edit('"free text"', r'"free\ttext"'),
+    "line separator in text": _edit('"free text"', '"free\u2028text"'),
+    "flow threads": _edit(FULL[FULL.index("threads:"):FULL.index("init:")], "threads: {1: [NOP]}\n"),
+    "block regs": _edit("    1: {4: 0x12345678}\n", "    1:\n      4: 0x12345678\n"),
+    "anchor": _edit("0: {1: 0x0}", "0: &a {1: 0x0}"),
+    "keys reordered": _edit('tags: ["x", "y z"]\n', "") + 'tags: ["x"]\n',
+    "document marker": "---\n" + FULL,
+    "byte order mark": "\ufeff" + FULL,
+    "CRLF": FULL.replace("\n", "\r\n"),
+    "no final newline": FULL[:-1],
+    "trailing space": _edit("bitmask=15\n", "bitmask=15 \n"),
+    "tab": _edit("    - NOP", "    -\tNOP"),
+    # refused by the walker: the error must be its own
+    "key twice in a flow map": _edit("{4: 0x12345678}", "{4: 0x12345678, 4: 0x1}"),
+    "thread twice": _edit("init:\n", "  1:\n    - NOP\ninit:\n"),
+    "section twice": _edit("  l1:\n    - {addr: 0x20000", "  gpr:\n    2: {1: 0x1}\n  l1:\n    - {addr: 0x20000"),
+    "observed region twice": _edit("    - {addr: 0x30000, size: 16}\n", "    - {addr: 0x30000, size: 16}\n" * 2),
+    "dest value too big": _edit("0xf]", "0x10000]"),
+    "dest row twice": _edit("  dest:\n", "  dest:\n    - {row: 0, values: [" + ", ".join(["0x0"] * 16) + "]}\n"),
+    "thread out of range": _edit("  1:\n", "  3:\n"),
+    "field out of range": _edit("bitmask=15", "bitmask=99"),
+    "unknown mnemonic": _edit("- NOP", "- YES"),
+    "bad name": _edit('"matmul-addrmod-trace"', '"Matmul"'),
+    "odd hex": _edit('"00112233"', '"0011223"'),
+    "overlapping l1": _edit('hex: "00112233"}\n', 'hex: "00112233"}\n    - {addr: 0x20002, hex: "00"}\n'),
+}
+
+
+@pytest.mark.parametrize("what", TRICKY)
+def test_tricky_inputs_take_the_walker(what):
+    text = TRICKY[what]
+    assert _fast_case(text, "t.yaml") is None
+    try:
+        got = repr(parse_case(text, "t.yaml"))
+    except CaseError as e:
+        got = f"CaseError: {e}"
+    assert got == _walked(text)
+
+
+MUTATIONS = ["", " ", "\t", "\n", "\n  ", "\r", "#", "'", '"', "\\", ":", ": ", ",", "-", "- ", "{", "}", "[", "]",
+             "&a ", "*a", "!!str ", "~", "null", "yes", "NO", "0", "00", "0x", "0X", "_", "1", "2", "9", "a", "f", "F",
+             "."]
+
+
+@st.composite
+def mutated_dump(draw) -> str:
+    text = FULL
+    for _ in range(draw(st.integers(1, 3))):
+        if draw(st.booleans()):
+            pos = draw(st.integers(0, len(text)))
+            text = text[:pos] + draw(st.sampled_from(MUTATIONS)) + text[pos + draw(st.integers(0, 2)):]
+        else:
+            lines = text.split("\n")
+            i, j = draw(st.integers(0, len(lines) - 1)), draw(st.integers(0, len(lines) - 1))
+            lines.insert(j, lines[i] if draw(st.booleans()) else lines.pop(i))
+            text = "\n".join(lines)
+    return text
+
+
+@settings(max_examples=500, deadline=None)
+@given(mutated_dump())
+def test_fast_path_never_disagrees_with_walker_on_mutated_dumps(text):
+    _agree(text)
