@@ -84,7 +84,7 @@ def run_case(backend, case):
 
 def judge_case(reference, test, case, names: tuple[str, str]):
     """Run a case on both backends and assess the pair (tensix_diff.assess: registry, expected refusals,
-    observed effects); returns (verdict, the tested backend's Result)."""
+    observed effects); returns (verdict, the reference's Result, the tested backend's Result)."""
     from tensix_diff.assess import assess
     expected, actual = run_case(reference, case), run_case(test, case)
-    return assess(case, expected, actual, names, names[1]), actual
+    return assess(case, expected, actual, names, names[1]), expected, actual

@@ -121,12 +121,13 @@ def run(args) -> int:
     dumped = args.dump is None
     for case in cases:
         if solo:
-            actual = run_case(test, case)
+            expected, actual = None, run_case(test, case)
             verdict = _solo_verdict(actual)
         else:
-            verdict, actual = judge_case(ref, test, case, (args.against, args.backend))
-        if "replay" in (args.backend, args.against) and actual.provenance.get("device") not in (None, "replay"):
-            devices[actual.provenance["device"]] += 1
+            verdict, expected, actual = judge_case(ref, test, case, (args.against, args.backend))
+        replayed = actual if args.backend == "replay" else expected if args.against == "replay" else None
+        if replayed is not None and replayed.provenance.get("device") not in (None, "replay"):
+            devices[replayed.provenance["device"]] += 1
         if not dumped:
             if actual.state is None:
                 raise BackendFailure(EXIT_USAGE, f"--dump: {args.backend} observed no state for {case.name}: {verdict.message}")

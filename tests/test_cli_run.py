@@ -70,10 +70,11 @@ def test_replay_against_golden_matches(project, capsys):
     code, out, err = main(capsys, "run", project / "cases", "--recordings", rec)
     assert code == 0, out + err
     assert "ok run-a: matched" in out and "2 cases (replay vs golden): 2 matched" in out
-    # Side by side the other way round, one file.
+    assert "replayed recordings of: ttsim 1.10.0 (2)" in out
+    # Side by side the other way round, one file: the replayed side is still the one named.
     code, out, _ = main(capsys, "run", project / "cases" / "run-b.yaml", "--backend", "golden", "--against",
                         "replay", "--recordings", rec)
-    assert code == 0 and "1 matched" in out
+    assert code == 0 and "1 matched" in out and "replayed recordings of: ttsim 1.10.0 (1)" in out
 
 
 def test_divergence_exit_1_with_a_readable_report(project, capsys):
