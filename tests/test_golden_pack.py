@@ -9,7 +9,7 @@ import struct
 import pytest
 
 from golden import fpu_formats as ff
-from golden.dest_view import adj32
+from golden.dest_view import adj16, adj32
 from golden.errors import NotModelled, UndefinedBehaviour
 from golden.isa import encode
 from golden.ops import load_all
@@ -274,6 +274,29 @@ def test_first_row_from_channel0_y_stride_and_pack_offset():
     assert out(run(m), 2) == [0x1111] * 16
 
 
+@pytest.mark.parametrize("sel,rows", [(0, [0, 16, 32, 48]), (1, [0]), (3, [0, 16])])
+def test_strided_mode_reads_rows_16_apart_through_adj16(sel, rows):
+    """DstAccessMode=1 (tt-llk pack untilize) needs remap_addrs and swizzle_32b; row R is DstBits[Adj16(R)]."""
+    m = packer(0, UINT16, UINT16)
+    set_cfg(m, "DEST_ACCESS_CFG_remap_addrs", 1)
+    set_cfg(m, "DEST_ACCESS_CFG_swizzle_32b", 1)
+    for r in range(64):
+        put16(m, adj16(r, True), [0x100 * r + c for c in range(COLS)])
+    assert adj16(16, True) == 8 and adj16(8, True) == 32
+    got = out(run(m, pacr_word(readintfsel=sel, dstaccessmode=1)), 2, COLS * len(rows))
+    assert got == [0x100 * r + c for r in rows for c in range(COLS)]
+
+
+@pytest.mark.parametrize("remap,swizzle,fields", [(0, 0, dict(dstaccessmode=1)), (1, 0, dict(dstaccessmode=1)),
+                                                  (1, 1, dict(dstaccessmode=1, readintfsel=5)), (1, 1, {})])
+def test_strided_mode_and_remapping_go_together(remap, swizzle, fields):
+    m = packer(0, BF16, BF16)
+    set_cfg(m, "DEST_ACCESS_CFG_remap_addrs", remap)
+    set_cfg(m, "DEST_ACCESS_CFG_swizzle_32b", swizzle)
+    with pytest.raises(NotModelled):
+        run(m, pacr_word(**fields))
+
+
 def test_dst32b_rows_use_adj32():
     m = packer(1, FP32, FP32)
     set_cfg(m, "DEST_TARGET_REG_CFG_PACK_SEC0_Offset", 9)   # Dst32b row 9: DstBits rows 17 and 25
@@ -413,7 +436,7 @@ def test_refused_configurations(name, value):
         run(m)
 
 
-@pytest.mark.parametrize("fields", [dict(readintfsel=2), dict(dstaccessmode=1), dict(rowpadzero=1),
+@pytest.mark.parametrize("fields", [dict(readintfsel=2), dict(rowpadzero=1),
                                     dict(ovrdthreadid=1), dict(ctxtctrl=1)])
 def test_refused_fields(fields):
     with pytest.raises(NotModelled):

@@ -3,7 +3,8 @@
 Facts: tt-isa-documentation WormholeB0 PACR.md, Packers/InputAddressGenerator.md, OutputAddressGenerator.md
 (addresses: golden.ops.packer_addr), EdgeMasking.md; Blackhole per ttsim v1.10.0 (blackhole-deltas #8):
 one packer whose four Dst read interfaces are chosen by ReadIntfSel (0: four consecutive rows, 1: one row
-of 8 or 16 datums, 3: two rows, 5: rows +0 and +2, 10: rows +1 and +3); the first row is
+of 8 or 16 datums, 3: two rows, 5: rows +0 and +2, 10: rows +1 and +3; with DstAccessMode=1, strided, the
+rows are 16 apart, which needs remap_addrs and swizzle_32b: tt-llk's pack untilize); the first row is
 (Channel 0 Y/Z/W x PCK0_ADDR_CTRL_*_REG_0 strides) / datum size / 16 + DEST_TARGET_REG_CFG_PACK_SEC0_Offset;
 Read_32b_data selects Dst32b; invalid rows read as zero; a masked column (PCK_EDGE_OFFSET_SEC{0,1} mask
 chosen per row by TILE_ROW_SET_MAPPING) writes a raw zero; each datum goes to L1 as it is produced (the pages
@@ -18,8 +19,8 @@ the exponent stream (Exp_section_size units after the output address), datums to
 (golden.pack_formats.bf16_to_bfp); Last / Flush pad both streams to 16 bytes.
 
 Refused (NotModelled): the 5-bit-exponent BFP "a" and FP8 outputs, compression, L1 accumulation, stochastic rounding,
-downsampling, exponent thresholding, tile headers, L1 source input, Dst address remapping (remap_addrs,
-swizzle_32b, DstAccessMode), RowPadZero, Read_int8, and start positions not on a row boundary.
+downsampling, exponent thresholding, tile headers, L1 source input, a remapped Dst (remap_addrs,
+swizzle_32b) read without DstAccessMode, RowPadZero, Read_int8, and start positions not on a row boundary.
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from .packer_addr import _check_fields as check_packer_fields
 from .packer_addr import advance_pack_adcs, output_address
 
 ROW_OFFSETS = {0: (0, 1, 2, 3), 1: (0,), 3: (0, 1), 5: (0, 2), 10: (1, 3)}   # ReadIntfSel -> rows read
+STRIDED_OFFSETS = {0: (0, 16, 32, 48), 1: (0,), 3: (0, 16)}                      # the same, DstAccessMode=1
 _REFUSED_CONFIG = (
     "THCON_SEC0_REG1_Row_start_section_size", "THCON_SEC0_REG1_Dis_shared_exp_assembler",
     "THCON_SEC0_REG1_Enable_out_fifo", "THCON_SEC0_REG1_Source_interface_selection",
@@ -43,8 +45,8 @@ _REFUSED_CONFIG = (
     "THCON_SEC0_REG1_Auto_set_last_pacr_intf_sel", "THCON_SEC0_REG1_pack_start_intf_pos",
     "THCON_SEC0_REG1_Pack_L1_Acc", "ALU_ROUNDING_MODE_Packer_srnd_en", "ALU_ROUNDING_MODE_Gasket_srnd_en",
     "PCK_EDGE_MODE_mode", "PACK_COUNTERS_SEC0_pack_yz_transposed",
-    "DEST_TARGET_REG_CFG_PACK_SEC0_ZOffset", "PCK0_ADDR_BASE_REG_0_Base", "PCK_DEST_RD_CTRL_Read_int8",
-    "DEST_ACCESS_CFG_remap_addrs", "DEST_ACCESS_CFG_swizzle_32b")
+    "DEST_TARGET_REG_CFG_PACK_SEC0_ZOffset", "PCK0_ADDR_BASE_REG_0_Base", "PCK_DEST_RD_CTRL_Read_int8")
+_REMAP = ("DEST_ACCESS_CFG_remap_addrs", "DEST_ACCESS_CFG_swizzle_32b")
 
 
 def _cfg(m, t: int, name: str) -> int:
@@ -54,10 +56,18 @@ def _cfg(m, t: int, name: str) -> int:
 
 def _check(m, t: int, f) -> None:
     check_packer_fields(f)
-    if f.rowpadzero or f.dstaccessmode or f.concat >> 1:
-        raise NotModelled("PACR with RowPadZero, DstAccessMode or Concat bits 6:5 (not modelled)")
+    if f.rowpadzero or f.concat >> 1:
+        raise NotModelled("PACR with RowPadZero or Concat bits 6:5 (not modelled)")
     if f.readintfsel not in ROW_OFFSETS:
         raise NotModelled(f"PACR ReadIntfSel={f.readintfsel} (ttsim models 0, 1, 3, 5 and 10)")
+    remap = [_cfg(m, t, name) for name in _REMAP]
+    if f.dstaccessmode and not all(remap):
+        raise NotModelled("PACR DstAccessMode=1 without both remap_addrs and swizzle_32b (ttsim requires them)")
+    if f.dstaccessmode and f.readintfsel not in STRIDED_OFFSETS:
+        raise NotModelled(f"PACR DstAccessMode=1 with ReadIntfSel={f.readintfsel} (ttsim models 0, 1 and 3)")
+    if not f.dstaccessmode and any(remap):
+        raise NotModelled("PACR reading a remapped Dst (remap_addrs / swizzle_32b) without DstAccessMode "
+                          "(not modelled)")
     for name in _REFUSED_CONFIG:
         if _cfg(m, t, name):
             raise NotModelled(f"PACR with {name} set (not modelled)")
@@ -129,7 +139,7 @@ def pacr(m, t, f) -> None:
     read32, in_fmt, out_fmt = _mode(m, t)
     in_bits, out_bits = pf.element_bits(in_fmt), pf.element_bits(out_fmt)
     first = _first_row(m, t, in_bits)
-    rows = ROW_OFFSETS[f.readintfsel]
+    rows = (STRIDED_OFFSETS if f.dstaccessmode else ROW_OFFSETS)[f.readintfsel]
     per_row = m.s.adc[t]["pack"][1].x - m.s.adc[t]["pack"][0].x + 1
     if not f.flush and per_row not in ((8, 16) if f.readintfsel == 1 else (16,)):
         raise NotModelled(f"PACR of {per_row} datums per read interface (ttsim: 16, or 8 with ReadIntfSel=1)")
