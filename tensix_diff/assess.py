@@ -86,7 +86,7 @@ def _judged(case: Case, expected: Result, actual: Result, names: tuple[str, str]
         return Verdict(UNCOMPARED, str(e), None, (expected.status, actual.status), why="no region in common")
     g = names.index("golden") if "golden" in names else None
     if v.outcome == DIVERGED:
-        return _explain(case, v, backend, known, g)
+        return _explain(case, v, backend, known, g, (expected, actual))
     if v.outcome == UNCOMPARED and g is not None:
         return _refusal(case, v, (expected, actual)[g], (expected, actual)[1 - g], names[1 - g], expected_refusals)
     if v.outcome == MATCHED and v.comparison is not None and effects and not _observed(case, expected, actual, g):
@@ -103,15 +103,17 @@ def _observed(case: Case, expected: Result, actual: Result, g: int | None) -> bo
     return any_observed(case, (expected, actual)[1 - g].state, (expected, actual)[g].state)
 
 
-def _explain(case: Case, v: Verdict, backend: str | None, known, g: int | None) -> Verdict:
+def _explain(case: Case, v: Verdict, backend: str | None, known, g: int | None, results) -> Verdict:
     if v.comparison is None:   # statuses differ (one side hangs)
         if g is None:
             return v
-        entry = explain_statuses(v.statuses[g], v.statuses[1 - g], case.name, backend, known)
+        entry = explain_statuses(v.statuses[g], v.statuses[1 - g], case.name, backend, known, case.tags)
         if entry is None:
             return v
         return replace(v, outcome=KNOWN, known=(entry.id,), message=f"known divergence {entry.id}: {entry.reason}")
-    ex = explain_diffs(v.comparison.diffs, case.name, backend, known)
+    dests = tuple(r.state.get("dest") if isinstance(r.state, dict) else None for r in results)
+    ex = explain_diffs(v.comparison.diffs, case.name, backend, known, case.tags,
+                       dests if None not in dests else None)
     if ex.complete:
         return replace(v, outcome=KNOWN, known=tuple(e.id for e in ex.entries), message=ex.text())
     if not ex.entries:

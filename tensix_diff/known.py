@@ -7,12 +7,16 @@ shows is explained; anything else still fails, so a different bug in the same fi
 
 Entry keys: ``id``, ``reason``, and either ``explains`` (a list of ``{fields: [PATTERN...], when: PREDICATE}``)
 or ``statuses`` (``{golden: STATUS, device: STATUS}``, for a case one side completes and the other does not:
-needs ``cases``). Optional: ``cases`` (only these case names), ``case`` (a case that shows it, checked for
-still reproducing), ``backend`` (hw | replay), ``device``/``device_kind``/``evidence`` (documentation).
+needs ``cases``). Optional: ``cases`` (only these case names), ``tags`` (only cases carrying all these
+tags), ``case`` (a case that shows it, checked for still reproducing), ``backend`` (hw | replay),
+``device``/``device_kind``/``evidence`` (documentation).
 
-Predicates (symmetric in the two values, so the comparison's direction does not matter):
+Predicates (symmetric in the two sides, so the comparison's direction does not matter):
   ``{low_bits_agree: N}``   the low N bits agree (only bits above N-1 differ)
   ``{pairs: [[X, Y], ...]}`` the two values are exactly one of these unordered pairs
+  ``{rows_remapped: adj16}`` a Dest cell (row R, column C): one side holds at row Adj16(R) (Dst.md, with
+                            remap_addrs) what the other holds at row R: one side applies the remapping and the
+                            other does not (needs ``cases`` or ``tags``)
   ``any``                   any difference (allowed only with ``cases``: a named case, never a whole field)
 """
 from __future__ import annotations
@@ -77,17 +81,43 @@ def _value(v: Any) -> Any:
     return v if not isinstance(v, str) else int(v, 0)
 
 
-PREDICATES = {"low_bits_agree": _low_bits, "pairs": _pairs}
+def _rows_remapped(arg: Any) -> Callable[[Diff, Any], bool]:
+    if arg != "adj16":
+        raise KnownError(f"rows_remapped names the remapping: adj16, not {arg!r}")
+    from golden.dest_view import adj16
+
+    def holds(d: Diff, dests) -> bool:
+        if dests is None or d.region != "dest":
+            return False
+        _, r, _, c = d.location.split()
+        row, col = adj16(int(r), True), int(c)
+        e, a = dests
+        return a[row][col] == d.expected or e[row][col] == d.actual
+    return holds
 
 
-def _predicate(when: Any, has_cases: bool) -> tuple[str, Callable[[Any, Any], bool]]:
+def _cellwise(make: Callable[[Any], Callable[[Any, Any], bool]]) -> Callable[[Any], Callable[[Diff, Any], bool]]:
+    """A predicate over the two values of one item, as a predicate over the item and both Dests."""
+    def build(arg: Any) -> Callable[[Diff, Any], bool]:
+        holds = make(arg)
+        return lambda d, dests: holds(d.expected, d.actual)
+    return build
+
+
+PREDICATES = {"low_bits_agree": _cellwise(_low_bits), "pairs": _cellwise(_pairs), "rows_remapped": _rows_remapped}
+NEEDS_SCOPE = ("rows_remapped",)   # predicates allowed only in an entry limited by 'cases' or 'tags'
+
+
+def _predicate(when: Any, scoped: bool) -> tuple[str, Callable[[Diff, Any], bool]]:
     if when == "any":
-        if not has_cases:
+        if not scoped:
             raise KnownError("predicate 'any' explains every difference: allowed only with 'cases'")
-        return "any", lambda e, a: True
+        return "any", lambda d, dests: True
     if not isinstance(when, dict) or len(when) != 1 or next(iter(when)) not in PREDICATES:
         raise KnownError(f"'when' must be one of {sorted(PREDICATES)} or 'any', not {when!r}")
     (name, arg), = when.items()
+    if name in NEEDS_SCOPE and not scoped:
+        raise KnownError(f"predicate '{name}' needs an entry limited by 'cases' or 'tags'")
     return f"{name} {arg}", PREDICATES[name](arg)
 
 
@@ -95,12 +125,12 @@ def _predicate(when: Any, has_cases: bool) -> tuple[str, Callable[[Any, Any], bo
 class Rule:
     fields: tuple[str, ...]
     text: str
-    holds: Callable[[Any, Any], bool] = field(compare=False, repr=False)
+    holds: Callable[[Diff, Any], bool] = field(compare=False, repr=False)
 
-    def explains(self, d: Diff) -> bool:
+    def explains(self, d: Diff, dests=None) -> bool:
         path = diff_path(d)
         return (not path.endswith(".shape") and any(fnmatch.fnmatchcase(path, f) for f in self.fields)
-                and self.holds(d.expected, d.actual))
+                and self.holds(d, dests))
 
 
 @dataclass(frozen=True)
@@ -112,12 +142,14 @@ class KnownEntry:
     cases: tuple[str, ...] | None = None
     case: str | None = None
     backend: str | None = None
+    tags: tuple[str, ...] = ()
 
-    def applies(self, case_name: str, backend: str | None) -> bool:
-        return self.backend in (None, backend) and (self.cases is None or case_name in self.cases)
+    def applies(self, case_name: str, backend: str | None, tags=()) -> bool:
+        return (self.backend in (None, backend) and (self.cases is None or case_name in self.cases)
+                and set(self.tags) <= set(tags))
 
-    def explains(self, d: Diff) -> bool:
-        return any(r.explains(d) for r in self.rules)
+    def explains(self, d: Diff, dests=None) -> bool:
+        return any(r.explains(d, dests) for r in self.rules)
 
 
 def _entry(e: Any, i: int) -> KnownEntry:
@@ -125,9 +157,11 @@ def _entry(e: Any, i: int) -> KnownEntry:
         raise KnownError(f"entry {i} needs 'id' and 'reason'")
     if ("explains" in e) == ("statuses" in e):
         raise KnownError(f"entry {i} ({e['id']}) needs exactly one of 'explains' or 'statuses'")
-    cases = e.get("cases")
+    cases, tags = e.get("cases"), e.get("tags", [])
     if cases is not None and (not isinstance(cases, list) or not all(isinstance(c, str) for c in cases)):
         raise KnownError(f"entry {i} ({e['id']}): 'cases' is a list of case names")
+    if not isinstance(tags, list) or not all(isinstance(c, str) for c in tags):
+        raise KnownError(f"entry {i} ({e['id']}): 'tags' is a list of case tags")
     rules, statuses = [], None
     if "explains" in e:
         if not isinstance(e["explains"], list) or not e["explains"]:
@@ -135,7 +169,7 @@ def _entry(e: Any, i: int) -> KnownEntry:
         for r in e["explains"]:
             if not isinstance(r, dict) or set(r) != {"fields", "when"} or not isinstance(r["fields"], list):
                 raise KnownError(f"entry {i} ({e['id']}): each 'explains' item is {{fields: [..], when: ..}}")
-            text, holds = _predicate(r["when"], cases is not None)
+            text, holds = _predicate(r["when"], cases is not None or bool(tags))
             rules.append(Rule(tuple(map(str, r["fields"])), text, holds))
     else:
         s = e["statuses"]
@@ -143,7 +177,7 @@ def _entry(e: Any, i: int) -> KnownEntry:
             raise KnownError(f"entry {i} ({e['id']}): 'statuses' is {{golden: S, device: S}} and needs 'cases'")
         statuses = (str(s["golden"]), str(s["device"]))
     return KnownEntry(str(e["id"]), str(e["reason"]), tuple(rules), statuses,
-                      tuple(cases) if cases is not None else None, e.get("case"), e.get("backend"))
+                      tuple(cases) if cases is not None else None, e.get("case"), e.get("backend"), tuple(tags))
 
 
 def load_known(path: str | Path | None = None) -> list[KnownEntry]:
@@ -188,13 +222,14 @@ class Explanation:
 
 
 def explain_diffs(diffs: Iterable[Diff], case_name: str, backend: str | None,
-                  known: Iterable[KnownEntry]) -> Explanation:
-    """Each diff is explained by the first applicable entry that covers it with a holding predicate."""
-    usable = [k for k in known if k.rules and k.applies(case_name, backend)]
+                  known: Iterable[KnownEntry], tags=(), dests=None) -> Explanation:
+    """Each diff is explained by the first applicable entry that covers it with a holding predicate;
+    ``dests`` (the two sides' Dest rows, in the diffs' expected/actual order) for state-wide predicates."""
+    usable = [k for k in known if k.rules and k.applies(case_name, backend, tags)]
     used: dict[str, KnownEntry] = {}
     left, n = [], 0
     for d in diffs:
-        k = next((k for k in usable if k.explains(d)), None)
+        k = next((k for k in usable if k.explains(d, dests)), None)
         if k is None:
             left.append(d)
         else:
@@ -204,5 +239,6 @@ def explain_diffs(diffs: Iterable[Diff], case_name: str, backend: str | None,
 
 
 def explain_statuses(golden: str, device: str, case_name: str, backend: str | None,
-                     known: Iterable[KnownEntry]) -> KnownEntry | None:
-    return next((k for k in known if k.statuses == (golden, device) and k.applies(case_name, backend)), None)
+                     known: Iterable[KnownEntry], tags=()) -> KnownEntry | None:
+    return next((k for k in known if k.statuses == (golden, device) and k.applies(case_name, backend, tags)),
+                None)

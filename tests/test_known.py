@@ -134,3 +134,45 @@ def test_the_adc_width_entry_xfails_its_cases_and_a_planted_w_increment_bug_stil
     diverged = [n for n, o in planted.items() if o == DIVERGED]
     assert len(diverged) >= len(cases) // 2, planted           # the replay suite would fail on each of them
     assert KNOWN not in {planted[n] for n in diverged}
+
+
+def _remapped_dests():
+    """Golden's Dest (logical row R at DstBits row Adj16(R), Dst.md) and a device's that ignores the remapping."""
+    from golden.dest_view import adj16
+    logical = [[(r * 16 + c) & 0xFFFF for c in range(16)] for r in range(128)]
+    golden = [[0] * 16 for _ in range(128)]
+    for r in range(128):
+        golden[adj16(r, True)] = logical[r]
+    return golden, logical
+
+
+def _dest_diffs(e, a):
+    return [Diff("dest", f"row {r} col {c}", e[r][c], a[r][c], ("dest",))
+            for r in range(len(e)) for c in range(16) if e[r][c] != a[r][c]]
+
+
+def test_rows_remapped_explains_exactly_the_adj16_permutation(tmp_path):
+    known = _known(tmp_path, "- id: remap\n  reason: r\n  tags: [dest-remap]\n  explains:\n"
+                             "    - {fields: ['dest.*'], when: {rows_remapped: adj16}}\n")
+    golden, device = _remapped_dests()
+    diffs = _dest_diffs(golden, device)
+    assert diffs
+    for e, a in ((golden, device), (device, golden)):     # either side may be the expected one
+        assert explain_diffs(_dest_diffs(e, a), "c", "hw", known, ("dest-remap",), (e, a)).complete
+    assert not explain_diffs(diffs, "c", "hw", known, (), (golden, device)).entries    # untagged case
+    assert not explain_diffs(diffs, "c", "hw", known, ("dest-remap",), None).entries   # no Dest to look at
+    wrong = copy.deepcopy(device)
+    wrong[40][3] ^= 1                                       # one more bit wrong in a remapped row
+    ex = explain_diffs(_dest_diffs(golden, wrong), "c", "hw", known, ("dest-remap",), (golden, wrong))
+    assert [d.location for d in ex.unexplained] == ["row 40 col 3"]
+    shifted = device[1:] + device[:1]                       # another permutation is not this one
+    assert explain_diffs(_dest_diffs(golden, shifted), "c", "hw", known, ("dest-remap",),
+                         (golden, shifted)).unexplained
+
+
+def test_rows_remapped_needs_a_scoped_entry(tmp_path):
+    with pytest.raises(KnownError, match="needs an entry limited by 'cases' or 'tags'"):
+        _known(tmp_path, "- id: a\n  reason: r\n  explains: [{fields: ['dest.*'], when: {rows_remapped: adj16}}]\n")
+    with pytest.raises(KnownError, match="names the remapping"):
+        _known(tmp_path, "- id: a\n  reason: r\n  tags: [x]\n"
+                         "  explains: [{fields: ['dest.*'], when: {rows_remapped: adj32}}]\n")
