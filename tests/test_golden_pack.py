@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct
 
+import numpy as np
 import pytest
 
 from golden import fpu_formats as ff
@@ -424,8 +425,43 @@ def test_dst32b_fp32_to_bfp8_truncates_to_bf16_first():
 
 
 # --- refusals and undefined behaviour ---
+# --- L1 accumulation (golden.pack_l1_acc; values derived by hand from the rules in its docstring) ---
+L1_ACC_CASES = {
+    FP32: [(0x3F800000, 0x3F800000, 0x40000000), (0x00000001, 0x3F800000, 0x3F800000),   # denormal old: zero
+           (0x7F800000, 0xFF800000, 0x7FC00000), (0xFFC00001, 0x3F800000, 0x7FC00000),   # NaNs canonical
+           (0x00800000, 0x80800001, 0x80000000)],                                         # denormal sum: -0
+    BF16: [(0x3F80, 0x3F80, 0x4000), (0x7F80, 0xFF80, 0x7FC0), (0x7FC0, 0x3F80, 0x7F80),  # NaN old: huge
+           (0x3F80, 0x3B80, 0x3F80), (0x3F81, 0x3B80, 0x3F82),                            # ties to even
+           (0x0001, 0x8000, 0x0000), (0x7F7F, 0x7F7F, 0x7F80)],                           # overflow: inf
+    FP16: [(0x3C00, 0x3C00, 0x4000), (0x3C00, 0xBC00, 0x0000), (0x7800, 0xF800, 0x7FFF),  # cancellation
+           (0x7BFF, 0x7BFF, 0x7FFF), (0x0400, 0x8001, 0x0400), (0x0401, 0x8400, 0x7FFF)],  # sum below range
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(L1_ACC_CASES))
+def test_l1_accumulation_arithmetic(fmt):
+    from golden.pack_l1_acc import accumulate
+    old, new, want = (np.array(c, dtype=np.uint64) for c in zip(*L1_ACC_CASES[fmt]))
+    assert [int(v) for v in accumulate(fmt, old, new)] == [int(v) for v in want]
+
+
+def test_pacr_with_l1_accumulation_adds_to_l1():
+    m = packer(0, BF16, BF16)
+    set_cfg(m, "THCON_SEC0_REG1_Pack_L1_Acc", 1)
+    put16(m, 0, [ff.bits_to_dst16_bf16(0x3F80)] * 16)
+    m.s.l1.write(OUT, struct.pack("<16H", *([0x4000] * 8 + [0xBF80] * 8)))
+    assert out(run(m), 2) == [0x4040] * 8 + [0x0000] * 8          # 2 + 1 = 3; -1 + 1 = +0
+
+
+def test_pacr_l1_accumulation_refuses_block_float():
+    m = bfp_packer(0, BF16, ff.BFP8)
+    set_cfg(m, "THCON_SEC0_REG1_Pack_L1_Acc", 1)
+    with pytest.raises(NotModelled):
+        run(m)
+
+
 @pytest.mark.parametrize("name,value", [
-    ("THCON_SEC0_REG1_Pack_L1_Acc", 1), ("ALU_ROUNDING_MODE_Packer_srnd_en", 1),
+    ("ALU_ROUNDING_MODE_Packer_srnd_en", 1),
     ("DEST_ACCESS_CFG_remap_addrs", 1), ("THCON_SEC0_REG1_Disable_zero_compress", 0),
     ("PCK_DEST_RD_CTRL_Read_int8", 1), ("THCON_SEC0_REG1_Out_data_format", ff.BFP8A),
     ("PCK_DEST_RD_CTRL_Round_10b_mant", 1), ("PCK_EDGE_TILE_ROW_SET_SELECT_select", 2)])

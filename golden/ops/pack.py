@@ -12,21 +12,24 @@ buffer a partial 16-byte chunk until it fills, which leaves the same L1 once Las
 Last / Flush pad the data to the next 16-byte boundary with zeroes and make the next PACR start at fresh
 addresses. Conversions: golden.pack_formats.
 
-ReLU (STACC_RELU modes 1..3) acts between the Dst read and the output conversion.
+ReLU (STACC_RELU modes 1..3) acts between the Dst read and the output conversion. With Pack_L1_Acc (FP32, FP16
+and BF16 outputs) each datum is added to the one already in L1 (golden.pack_l1_acc).
 
 Block-float outputs (BFP8/BFP4/BFP2 from BF16 or FP32 Dst): one shared exponent per 16 datums written to
 the exponent stream (Exp_section_size units after the output address), datums to the data stream
 (golden.pack_formats.bf16_to_bfp); Last / Flush pad both streams to 16 bytes.
 
-Refused (NotModelled): the 5-bit-exponent BFP "a" and FP8 outputs, compression, L1 accumulation, stochastic rounding,
-downsampling, exponent thresholding, tile headers, L1 source input, a remapped Dst (remap_addrs,
-swizzle_32b) read without DstAccessMode, RowPadZero, Read_int8, and start positions not on a row boundary.
+Refused (NotModelled): the 5-bit-exponent BFP "a" and FP8 outputs, compression, L1 accumulation into other
+formats, stochastic rounding, downsampling, exponent thresholding, tile headers, L1 source input, a remapped
+Dst (remap_addrs, swizzle_32b) read without DstAccessMode, RowPadZero, Read_int8, and start positions not on a
+row boundary.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .. import pack_formats as pf
+from .. import pack_l1_acc
 from ..dest_view import DstView, config_word
 from ..errors import NotModelled, UndefinedBehaviour
 from ..registers import config_field
@@ -43,7 +46,7 @@ _REFUSED_CONFIG = (
     "THCON_SEC0_REG1_Exp_threshold_en", "THCON_SEC0_REG1_Add_tile_header_size",
     "THCON_SEC0_REG1_Downsample_mask", "THCON_SEC0_REG1_Downsample_rate",
     "THCON_SEC0_REG1_Auto_set_last_pacr_intf_sel", "THCON_SEC0_REG1_pack_start_intf_pos",
-    "THCON_SEC0_REG1_Pack_L1_Acc", "ALU_ROUNDING_MODE_Packer_srnd_en", "ALU_ROUNDING_MODE_Gasket_srnd_en",
+    "ALU_ROUNDING_MODE_Packer_srnd_en", "ALU_ROUNDING_MODE_Gasket_srnd_en",
     "PCK_EDGE_MODE_mode", "PACK_COUNTERS_SEC0_pack_yz_transposed",
     "DEST_TARGET_REG_CFG_PACK_SEC0_ZOffset", "PCK0_ADDR_BASE_REG_0_Base", "PCK_DEST_RD_CTRL_Read_int8")
 _REMAP = ("DEST_ACCESS_CFG_remap_addrs", "DEST_ACCESS_CFG_swizzle_32b")
@@ -146,6 +149,8 @@ def pacr(m, t, f) -> None:
     if first + rows[-1] >= DEST_ROWS:
         raise NotModelled(f"PACR reading Dst rows {first}..{first + rows[-1]} (ttsim does not wrap)")
     n = 0 if f.flush else per_row * len(rows)
+    if _cfg(m, t, "THCON_SEC0_REG1_Pack_L1_Acc") and out_fmt not in pack_l1_acc.FORMATS:
+        raise NotModelled(f"PACR L1 accumulation into Out_data_format {out_fmt} (ttsim: FP32, FP16, BF16 only)")
     if out_fmt in pf.BFP_BITS and n % 16:
         raise NotModelled(f"PACR of {n} block-float datums: not whole groups of 16 sharing an exponent (ttsim refuses)")
     keep, position = _edge_masks(m, t, n, _cfg(m, t, "PACK_COUNTERS_SEC0_pack_reads_per_xy_plane"))
@@ -172,7 +177,11 @@ def pacr(m, t, f) -> None:
         m.s.l1.write(p.exp_addr, exps.astype("u1").tobytes())
         m.s.l1.write(p.data_addr, pf.pack_bits(datums, out_bits))
     else:
-        m.s.l1.write(p.data_addr, values.astype({32: "<u4", 16: "<u2", 8: "u1"}[out_bits]).tobytes())
+        dtype = {32: "<u4", 16: "<u2", 8: "u1"}[out_bits]
+        if _cfg(m, t, "THCON_SEC0_REG1_Pack_L1_Acc"):
+            old = np.frombuffer(m.s.l1.read(p.data_addr, n * out_bits // 8), dtype=dtype)
+            values = pack_l1_acc.accumulate(out_fmt, old, values)
+        m.s.l1.write(p.data_addr, values.astype(dtype).tobytes())
     p.data_addr += n * out_bits // 8
     p.exp_addr += n // 16
     p.x, p.y, p.z = position
