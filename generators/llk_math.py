@@ -29,6 +29,14 @@ def hw_configure(m: KernelThread) -> None:
         m.rmw_field(name, 0)
 
 
+def reconfig_remap(m: KernelThread, enable: bool = True) -> None:
+    """llk_math_common.h _llk_math_reconfig_remap_: after the packs drain, Dst address remapping (the stride of
+    16 rows that pack untilize reads with) on or off."""
+    m.act("sem_wait", MATH_PACK, "==", 0)                 # tensix_sync, then semaphore_read(MATH_PACK) == 0
+    m.rmw_field("DEST_ACCESS_CFG_remap_addrs", int(enable))
+    m.rmw_field("DEST_ACCESS_CFG_swizzle_32b", int(enable))
+
+
 def wait_for_dest(m: KernelThread) -> None:
     """_llk_math_wait_for_dest_available_ (math_dest_wait)."""
     m.op("SEMWAIT", stall_res=STALL_MATH_SFPU_SYNC, sem_sel=1 << MATH_PACK, wait_sem_cond=2)

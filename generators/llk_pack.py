@@ -1,5 +1,6 @@
-"""The pack TRISC of tt-llk Blackhole kernels, call by call (tt_llk_blackhole/llk_lib/llk_pack*.h and
-common/inc/cpack_common.h, commit 36b092e8), for 32x32 tiles from a 16-bit Dest with SyncHalf."""
+"""The pack TRISC of tt-llk Blackhole kernels, call by call (tt_llk_blackhole/llk_lib/llk_pack*.h, including
+llk_pack_untilize.h, and common/inc/cpack_common.h, commit 36b092e8), for 32x32 tiles from a 16-bit Dest with
+SyncHalf."""
 from __future__ import annotations
 
 from golden.registers import config_field
@@ -9,19 +10,22 @@ from .llk_thread import NOP, KernelThread, replay, word
 MATH_PACK = 1
 STALL_CFG, THCON, PACK = 0x80, 0x1, 0x8
 TMP0, TMP1, TMP_LO = 28, 29, 30                     # ckernel_gpr_map.h p_gpr_pack
+OUTPUT_ADDR, OUTPUT_ADDR_OFFSET = 12, 50
+REPLAY_OFFSET = 16                                  # cpack_common.h replay_buf_offset
+DATUM_BYTES = {0: 4, 1: 2, 5: 2}                    # ckernel_defs.h SCALE_DATUM_SIZE (FP32, FP16, BF16)
 
 
 def _x_stride(fmt: int) -> int:
     return {0: 4, 1: 2}.get(fmt & 3, 1)
 
 
-def _strides(p: KernelThread, src_fmt: int, tilize: bool) -> None:
-    """set_packer_strides<false, tilize>(src_fmt, 32)."""
+def _strides(p: KernelThread, src_fmt: int, tilize: bool, untilize: bool = False) -> None:
+    """set_packer_strides<untilize, tilize>(src_fmt, 32)."""
     x = _x_stride(src_fmt)
     y = 16 * x
     p.setdmareg(0, 2 * TMP0)
     p.setdmareg(y, 2 * TMP0 + 1)
-    p.setdmareg((2 if tilize else 1) * 16 * y, 2 * TMP1)
+    p.setdmareg((2 if tilize != untilize else 1) * 16 * y, 2 * TMP1)
     p.setdmareg(4 * 256 * x, 2 * TMP1 + 1)
     p.stallwait(STALL_CFG, THCON)
     p.wrcfg(TMP0, 12)
@@ -35,9 +39,10 @@ def _strides(p: KernelThread, src_fmt: int, tilize: bool) -> None:
         p.raw(NOP, NOP)
 
 
-def hw_configure(p: KernelThread, src_fmt: int, dst_fmt: int, relu: int = 0, tilize: bool = False) -> None:
-    """llk_pack.h _llk_pack_hw_configure_<false, false, tilize>(src, dst, 16*16*4, 16, 32, 4, .., relu)."""
-    _strides(p, src_fmt, tilize)
+def hw_configure(p: KernelThread, src_fmt: int, dst_fmt: int, relu: int = 0, tilize: bool = False,
+                 untilize: bool = False) -> None:
+    """llk_pack.h _llk_pack_hw_configure_<false, untilize, tilize>(src, dst, 16*16*4, 16, 32, 4, .., relu)."""
+    _strides(p, src_fmt, tilize, untilize)
     p.op("ATGETM", mutex_index=0)
     p.rmw_field("THCON_SEC0_REG1_Pac_LF8_4b_exp", 0)
     p.rmw_field("ALU_FORMAT_SPEC_REG2_Dstacc", src_fmt & 0xF)
@@ -46,9 +51,7 @@ def hw_configure(p: KernelThread, src_fmt: int, dst_fmt: int, relu: int = 0, til
     p.rmw(71, 0, 0x100000 | 0xFF000000, 0)                                # reconfigure_exp_threshold<false>
     p.cfg(68, 4 << 16)                                                      # Exp_section_size = num_faces
     p.cfg(70, 1 | dst_fmt << 4 | src_fmt << 8)
-    p.stallwait(STALL_CFG, PACK)                                            # reconfigure_packer_l1_acc(0)
-    p.rmw_field("THCON_SEC0_REG1_Disable_pack_zero_flags", 0)
-    p.rmw_field("THCON_SEC0_REG1_Pack_L1_Acc", 0)
+    reconfig_l1_acc(p, 0)
     p.cfg("PCK_DEST_RD_CTRL_Read_32b_data", 0)
     p.act("gpr", 52, 4 << 16)                                               # regfile[EXP0_SEC_SIZE_BFP]
     p.cfg("PACK_COUNTERS_SEC0_pack_per_xy_plane", 16 << 8)
@@ -57,6 +60,13 @@ def hw_configure(p: KernelThread, src_fmt: int, dst_fmt: int, relu: int = 0, til
     for i, v in enumerate((16 * 16 * 4, 0, 0, 0)):                          # regfile[TILE_HEADER..+3]
         p.act("gpr", 16 + i, v)
     p.op("SETADCXX", cntsetmask=4, x_end2=15)
+
+
+def reconfig_l1_acc(p: KernelThread, enable: int) -> None:
+    """llk_pack_common.h _llk_pack_reconfig_l1_acc_ -> cpack_common.h reconfigure_packer_l1_acc."""
+    p.stallwait(STALL_CFG, PACK)
+    p.rmw_field("THCON_SEC0_REG1_Disable_pack_zero_flags", enable)
+    p.rmw_field("THCON_SEC0_REG1_Pack_L1_Acc", enable)
 
 
 def _pacr(addr_mode: int, intf: int, concat: int = 0, last: int = 0) -> int:
@@ -123,18 +133,63 @@ def wait_for_math(p: KernelThread) -> None:
     p.op("SEMWAIT", stall_res=1, sem_sel=1 << MATH_PACK, wait_sem_cond=1)
 
 
+def _destination(p: KernelThread, address: int) -> None:
+    """cpack_common.h program_packer_destination(address)."""
+    new = 1 << 31 | address
+    p.setdmareg(address & 0xFFFF, 2 * OUTPUT_ADDR)
+    p.setdmareg(new >> 16, 2 * OUTPUT_ADDR + 1)
+    p.stallwait(STALL_CFG, THCON)
+    p.wrcfg(OUTPUT_ADDR, 69)
+    p.setdmareg(address >> 16, 2 * OUTPUT_ADDR + 1)
+    p.op("DMANOP")
+
+
 def tile(p: KernelThread, tile_index: int, address: int) -> None:
     """llk_pack.h _llk_pack_<SyncHalf, false>(tile_index, address)."""
     p.op("SETADC", cntsetmask=4, channelindex=0, dimensionindex=3, value=tile_index)     # set_dst_write_addr
-    new = 1 << 31 | address                                                 # program_packer_destination
-    p.setdmareg(address & 0xFFFF, 2 * 12)
-    p.setdmareg(new >> 16, 2 * 12 + 1)
-    p.stallwait(STALL_CFG, THCON)
-    p.wrcfg(12, 69)
-    p.setdmareg(address >> 16, 2 * 12 + 1)
-    p.op("DMANOP")
+    _destination(p, address)
     p.run_mop()
     p.op("SETADCZW", cntsetmask=4, bitmask=0b0101)
+
+
+def untilize_init(p: KernelThread, block_ct: int, full_ct: int, src_fmt: int, dst_fmt: int) -> None:
+    """llk_pack_untilize.h _llk_pack_untilize_init_<block_ct, full_ct>(src, dst, 16, 4): AddrMod 0, the MOP
+    (per row: W to the next tile and a strided two-interface PACR per tile, the last closing the row; then Y
+    to the next row and the replayed L1 address bump), Z stride of two faces, the row offset, 16 datums."""
+    p.pack_addr_mod(0)
+    strided = word("PACR", dstaccessmode=1, readintfsel=0b0011)
+    closing = word("PACR", dstaccessmode=1, readintfsel=0b0011, last=1)
+    p.raw(replay(REPLAY_OFFSET, 4, load=True),
+          word("ADDDMAREG", resultregindex=OUTPUT_ADDR, opbregindex=OUTPUT_ADDR, oparegindex=OUTPUT_ADDR_OFFSET),
+          word("STALLWAIT", stall_res=STALL_CFG, wait_res=THCON), word("WRCFG", gpraddress=OUTPUT_ADDR, cfgreg=69),
+          NOP)
+    p.template(16, block_ct, word("INCADCZW", cntsetmask=4, ch0_y=1), strided,
+               start=word("ADDRCRZW", cntsetmask=4, bitmask=0b0010),
+               end0=word("INCADCXY", cntsetmask=4, ch0_y=1), end1=replay(REPLAY_OFFSET, 4),
+               last_inner=closing, last_outer=closing)
+    p.rmw_field("PCK0_ADDR_CTRL_ZW_REG_0_Zstride", 2 * 16 * 16 * _x_stride(src_fmt))
+    p.setdmareg(DATUM_BYTES[dst_fmt] * full_ct * 2 * 16 // 16, 2 * OUTPUT_ADDR_OFFSET)
+    p.op("SETADCXX", cntsetmask=4, x_end2=15)
+
+
+def untilize_block(p: KernelThread, address: int) -> None:
+    """llk_pack_untilize.h _llk_pack_untilize_<block_ct, full_ct>(address, dst, 16, 4): top faces, then bottom."""
+    _destination(p, address)
+    p.op("SETADCZW", cntsetmask=4, bitmask=0b0001)
+    p.op("SETADC", cntsetmask=4, channelindex=0, dimensionindex=3, value=15)    # W_Cr: the first INCADCZW wraps
+    p.op("SETADCXY", cntsetmask=4, bitmask=0b0011)
+    for _ in range(2):
+        p.run_mop()
+        p.op("INCADCZW", cntsetmask=4, ch0_x=1)
+        p.op("SETADCXY", cntsetmask=4, bitmask=0b0010)
+    p.op("SETADCZW", cntsetmask=4, bitmask=0b0101)
+    p.op("SETADC", cntsetmask=4, channelindex=0, dimensionindex=3, value=0)     # set_dst_write_addr(0)
+
+
+def untilize_uninit(p: KernelThread, src_fmt: int) -> None:
+    """llk_pack_untilize.h _llk_pack_untilize_uninit_(src): the Z stride back to one face."""
+    p.stallwait(STALL_CFG, PACK)
+    p.rmw_field("PCK0_ADDR_CTRL_ZW_REG_0_Zstride", 256 * DATUM_BYTES[src_fmt])
 
 
 def dest_section_done(p: KernelThread, half: int) -> None:

@@ -2,14 +2,14 @@
 
 A profile with a ``pipeline`` key (configs/profiles/pipeline.yaml) builds its cases here instead of from
 single instructions: the kernel (datacopy, transpose, eltwise binary with broadcasts and fidelities, matmul
-over CT x KT tiles, row/column/scalar reductions, tilize), the L1 input format (BF16, FP16, Bfp8_b/Bfp4_b/
+over CT x KT tiles, row/column/scalar reductions, tilize, pack untilize), the L1 input format (BF16, FP16, Bfp8_b/Bfp4_b/
 Bfp2_b), the pack output format and ReLU, the number of tiles and their data. Each thread is what the tt-llk
 Blackhole functions issue (generators.llk_unpack / llk_math / llk_pack, commit 36b092e8), RISC-V side
 included, so the whole data path L1 -> UNPACR -> math -> PACR -> L1 is exercised as kernels use it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -27,10 +27,10 @@ DEST_OF = {BF16: BF16, FP16: FP16, BFP8: BF16, BFP4: BF16, BFP2: BF16}
 PACK_OUTPUTS = {BF16: (BF16, FP32, BFP8, BFP4, BFP2), FP16: (FP16, FP32, BF16)}   # golden.pack_formats modes
 TILE_BYTES = {FP32: 4096, FP16: 2048, BF16: 2048, BFP8: 64 + 1024, BFP4: 64 + 512, BFP2: 64 + 256}
 A_BASE, B_BASE, OUT_BASE, SLOT = 0x20000, 0x30000, 0x40000, 0x1000
-KERNELS = ("datacopy", "transpose", "eltwise", "matmul", "reduce", "tilize")
+KERNELS = ("datacopy", "transpose", "eltwise", "matmul", "reduce", "tilize", "untilize")
 # Kernels whose correctness rests on the unpacker setting SrcB valid before the matrix unit's SETRWC CLR_AB
 # (SETRWC.md flips without waiting): golden's other schedules deadlock, so they pin the sequential one.
-TIMING_PINNED = ("datacopy", "tilize")
+TIMING_PINNED = ("datacopy", "tilize", "untilize")
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,7 @@ class Pipeline:
     dim: str = "COL"               # reduce
     ct_dim: int = 1                # matmul
     kt_dim: int = 1
+    l1_acc: bool = False           # pack with L1 accumulation onto the output tiles' earlier contents
 
     @property
     def tiles(self) -> int:
@@ -60,10 +61,12 @@ class Pipeline:
             parts.append(f"{self.op} {self.dim}")
         if self.kernel == "matmul":
             parts.append(f"CT {self.ct_dim} KT {self.kt_dim} fidelity {self.fidelity}")
-        if self.kernel in ("datacopy", "eltwise"):
+        if self.kernel in ("datacopy", "eltwise", "untilize"):
             parts.append(f"{self.blocks} block(s) of {self.per_block}")
         if self.relu:
             parts.append(f"relu {self.relu & 0xF} threshold {self.relu >> 16:#x}")
+        if self.l1_acc:
+            parts.append("L1 accumulation")
         return ", ".join(parts)
 
 
@@ -73,11 +76,14 @@ def draw_pipeline(draw: Draw, kernels: dict[str, float]) -> Pipeline:
     kernel = draw.weighted(names, [kernels[k] for k in names])
     if kernel in ("reduce", "tilize"):
         in_fmt = BF16
-    elif kernel in ("datacopy", "transpose"):
+    elif kernel in ("datacopy", "transpose", "untilize"):
         in_fmt = draw.choice((BF16, BF16, FP16, BFP8, BFP8, BFP4, BFP2))
     else:                                           # the matrix unit takes no BFP2 operands (ttsim refuses)
         in_fmt = draw.choice((BF16, BF16, FP16, BFP8, BFP8, BFP4))
-    out_fmt = draw.choice(PACK_OUTPUTS[DEST_OF[in_fmt]])
+    outputs = PACK_OUTPUTS[DEST_OF[in_fmt]]
+    if kernel == "untilize":                        # row-major output: no block-float
+        outputs = tuple(f for f in outputs if f in (FP32, FP16, BF16))
+    out_fmt = draw.choice(outputs)
     relu = 0
     if draw.boolean(0.2):
         mode = draw.integer(1, 3)
@@ -93,25 +99,29 @@ def draw_pipeline(draw: Draw, kernels: dict[str, float]) -> Pipeline:
     if kernel == "reduce":
         return Pipeline(kernel, in_fmt, out_fmt, relu, op=draw.choice(("SUM", "MAX")),
                         dim=draw.choice(("ROW", "COL", "SCALAR")))
-    if kernel == "datacopy":
+    if kernel in ("datacopy", "untilize"):
         return Pipeline(kernel, in_fmt, out_fmt, relu, draw.integer(1, 2), draw.integer(1, 2))
     return Pipeline(kernel, in_fmt, out_fmt, relu)
 
 
 def tile_bytes(fmt: int, rng: np.random.Generator, exps=(0x70, 0x90)) -> bytes:
-    """One 32x32 tile in L1 (faces in order): BF16/FP16 patterns from a few magnitudes or raw bits; BFP tiles
+    """One 32x32 tile in L1 (faces in order): BF16/FP16/FP32 patterns from a few magnitudes or raw bits; BFP tiles
     as 64 shared exponents then the sign-magnitude datums."""
     if fmt in (BFP8, BFP4, BFP2):
         bits = {BFP8: 8, BFP4: 4, BFP2: 2}[fmt]
         return (rng.integers(*exps, 64, dtype=np.uint8).tobytes()
                 + rng.integers(0, 256, 1024 * bits // 8, dtype=np.uint8).tobytes())
     if rng.random() < 0.25:
+        if fmt == FP32:
+            return rng.integers(0, 1 << 32, 1024, dtype=np.uint32).astype("<u4").tobytes()
         return rng.integers(0, 1 << 16, 1024, dtype=np.uint16).astype("<u2").tobytes()
     vals = rng.choice([-3.5, -1.0, -0.25, 0.0, 0.5, 1.0, 2.75, -100.0, 7.0, 0.1, 300.0, -2.0, 1e-3], 1024)
     vals = vals * rng.integers(1, 8, 1024)
     if fmt == FP16:
         with np.errstate(over="ignore"):
             return vals.astype("<f2").tobytes()
+    if fmt == FP32:
+        return vals.astype("<f4").tobytes()
     return (vals.astype("<f4").view("<u4") >> 16).astype("<u2").tobytes()
 
 
@@ -125,7 +135,7 @@ def threads(p: Pipeline, a: list[int], b: list[int], out: list[int]) -> tuple[Ke
     if p.kernel in ("eltwise", "reduce"):          # the order each tt-llk test calls the math inits in
         M.pack_sync_init(m)
         M.hw_configure(m)
-    if p.kernel in ("datacopy", "transpose", "tilize"):
+    if p.kernel in ("datacopy", "transpose", "tilize", "untilize"):
         if p.kernel == "tilize":
             U.tilize_init(u, p.in_fmt)
             U.tilize(u, a[0], 0)
@@ -151,7 +161,9 @@ def threads(p: Pipeline, a: list[int], b: list[int], out: list[int]) -> tuple[Ke
     if p.kernel not in ("eltwise", "reduce"):
         M.pack_sync_init(m)
         M.hw_configure(m)
-    base, blocks = 0, (p.blocks if p.kernel in ("datacopy", "eltwise") else 1)
+    if p.kernel == "untilize":
+        M.reconfig_remap(m)
+    base, blocks = 0, (p.blocks if p.kernel in ("datacopy", "eltwise", "untilize") else 1)
     per_block = p.tiles // blocks
     for blk in range(blocks):
         M.wait_for_dest(m)
@@ -167,11 +179,25 @@ def threads(p: Pipeline, a: list[int], b: list[int], out: list[int]) -> tuple[Ke
                 M.matmul(m, p.ct_dim, base)
         base = M.DEST_HALF - base
         M.dest_section_done(m, base)
+    if p.kernel == "untilize":                      # tt-llk tests/sources/pack_untilize_test.cpp, one tile row
+        P.hw_configure(k, dst, p.out_fmt, p.relu, untilize=True)
+        P.dest_init(k)
+        P.untilize_init(k, per_block, p.tiles, dst, p.out_fmt)
+        if p.l1_acc:
+            P.reconfig_l1_acc(k, 1)
+        for blk in range(blocks):
+            P.wait_for_math(k)
+            P.untilize_block(k, out[0] + blk * per_block * 2 * 16 * P.DATUM_BYTES[p.out_fmt] // 16)
+            P.dest_section_done(k, blk)
+        P.untilize_uninit(k, dst)
+        return u, m, k
     P.hw_configure(k, dst, p.out_fmt, p.relu, tilize=p.kernel == "tilize")
     P.init(k, tilize=p.kernel == "tilize")
     if p.kernel == "reduce":
         P.reduce_mask(k, p.dim)
     P.dest_init(k)
+    if p.l1_acc:                                    # where tests/sources/pack_dest_bank_test.cpp sets it
+        P.reconfig_l1_acc(k, 1)
     for blk in range(blocks):
         P.wait_for_math(k)
         for t in range(per_block):
@@ -182,16 +208,25 @@ def threads(p: Pipeline, a: list[int], b: list[int], out: list[int]) -> tuple[Ke
     return u, m, k
 
 
+L1_ACC_OUTPUTS = (FP32, FP16, BF16)                 # golden.pack_l1_acc.FORMATS
+
+
 def build_pipeline_case(draw: Draw, kernels: dict[str, float], name: str) -> Case:
     p = draw_pipeline(draw, kernels)
-    rng = np.random.default_rng(draw.integer(0, 2 ** 32 - 1))
+    if p.out_fmt in L1_ACC_OUTPUTS and draw.boolean(0.25):
+        p = replace(p, l1_acc=True)
+    return pipeline_case(p, np.random.default_rng(draw.integer(0, 2 ** 32 - 1)), name)
+
+
+def pipeline_case(p: Pipeline, rng: np.random.Generator, name: str) -> Case:
+    """The case running pipeline ``p`` on input tiles drawn from ``rng``."""
     n_a = p.kt_dim if p.kernel == "matmul" else p.tiles
     n_b = p.kt_dim * p.ct_dim if p.kernel == "matmul" else (p.tiles if p.kernel == "eltwise" else 1)
     a = [A_BASE + SLOT * i for i in range(n_a)]
     b = [B_BASE + SLOT * i for i in range(n_b if p.kernel in ("eltwise", "matmul", "reduce") else 0)]
     size = TILE_BYTES[p.out_fmt]
     out = [OUT_BASE + SLOT * i for i in range(p.tiles)]
-    if p.kernel == "matmul":                        # consecutive tiles: the replay bumps the base by a tile
+    if p.kernel in ("matmul", "untilize"):          # consecutive tiles (matmul: the replay bumps the base)
         step = TILE_BYTES[p.in_fmt]
         a = [A_BASE + step * i for i in range(n_a)]
         b = [B_BASE + step * i for i in range(n_b)]
@@ -203,9 +238,10 @@ def build_pipeline_case(draw: Draw, kernels: dict[str, float], name: str) -> Cas
         l1.append((b[0], scaler.tobytes()))
     else:
         l1 += [(y, tile_bytes(p.in_fmt, rng)) for y in b]
-    l1 += [(o, bytes(size)) for o in out]
+    l1 += [(o, tile_bytes(p.out_fmt, rng) if p.l1_acc else bytes(size)) for o in out]
     u, m, k = threads(p, [(x >> 4) - 1 for x in a], [(y >> 4) - 1 for y in b], [(o >> 4) - 1 for o in out])
     tags = ["pipeline", "llk", p.kernel] + (["schedule:sequential"] if p.kernel in TIMING_PINNED else [])
+    tags += ["dest-remap"] if p.kernel == "untilize" else []    # math turns Dst remap_addrs on
     return Case(name=name, description=f"Probes a literal tt-llk pipeline (commit 36b092e8): {p.text()}.",
                 threads={t.t: t.words for t in (u, m, k)}, init=Init(l1=l1),
                 observe=Observe(l1=[(o, size) for o in out]),

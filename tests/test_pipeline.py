@@ -45,6 +45,12 @@ CORPUS = {   # corpus case -> the pipeline the generator builds for it
     "kernel-matmul-bf16-hifi4": P("matmul", fidelity=4),
     "kernel-matmul-bfp8b-hifi2": P("matmul", BFP8, BF16, fidelity=2),
     "kernel-matmul-bf16-ct2-kt2": P("matmul", ct_dim=2, kt_dim=2),
+    "kernel-datacopy-bf16-l1-acc": P("datacopy", l1_acc=True),
+    "kernel-datacopy-fp16-l1-acc": P("datacopy", FP16, FP16, l1_acc=True),
+    "kernel-eltwise-add-bf16-to-fp32-l1-acc": P("eltwise", BF16, FP32, l1_acc=True, blocks=2),
+    "kernel-untilize-pack-bf16": P("untilize"),
+    "kernel-untilize-pack-bf16-block-of-2": P("untilize", per_block=2),
+    "kernel-untilize-pack-fp16-to-fp32-2-blocks": P("untilize", FP16, FP32, blocks=2),
     **{f"kernel-reduce-{d.lower()}-{k.lower()}-bf16": P("reduce", op=k, dim=d)
        for d in ("ROW", "COL", "SCALAR") for k in ("SUM", "MAX")},
 }
@@ -55,7 +61,8 @@ def _addresses(case, base: int) -> list[int]:
 
 
 def _outputs(case, p: Pipeline) -> list[int]:
-    """L1_ADDRESS of each output tile: the observed regions, split into tiles of the output format."""
+    """L1_ADDRESS of each output tile: the observed regions, split into tiles of the output format (untilize:
+    one region, the tiles' rows side by side)."""
     size = TILE_BYTES[p.out_fmt]
     return [(a + size * i >> 4) - 1 for a, n in case.observed_l1() for i in range(n // size)]
 
@@ -80,3 +87,25 @@ def test_generated_pipelines_are_deterministic_and_run_on_golden():
         assert result.status == "ok", f"{case.name} ({case.description}): {result.message}"
         kinds.add(case.tags[2])
     assert len(kinds) >= 5, kinds
+
+
+@pytest.mark.parametrize("p", [P("untilize"), P("untilize", per_block=2), P("untilize", FP16, FP16, blocks=2),
+                               P("untilize", blocks=2, per_block=2)], ids=Pipeline.text)
+def test_pack_untilize_writes_the_tiles_row_major(p):
+    """Golden's pack untilize output is the input tiles (faces 0..3 of 16x16) side by side as 32 rows."""
+    import dataclasses
+
+    import numpy as np
+
+    from generators.pipeline import pipeline_case
+    case = pipeline_case(p, np.random.default_rng(5), "untilize")
+    tiles = [np.arange(1024, dtype="<u2") + 0x3C00 + 0x40 * i for i in range(p.tiles)]   # normal, distinct
+    l1 = [(a, tiles[i].tobytes()) for i, (a, _) in enumerate(case.init.l1[:p.tiles])] + case.init.l1[p.tiles:]
+    case = dataclasses.replace(case, init=dataclasses.replace(case.init, l1=l1))
+    result = GoldenBackend().run(case)
+    assert result.status == "ok", result.message
+    regions = case.observed_l1()            # one per tile, consecutive
+    assert [a for a, _ in regions] == [regions[0][0] + 2048 * i for i in range(p.tiles)]
+    got = np.frombuffer(b"".join(bytes.fromhex(result.state["l1"][f"{a:#x}"]) for a, _ in regions), dtype="<u2")
+    rows = [t.reshape(2, 2, 16, 16).transpose(0, 2, 1, 3).reshape(32, 32) for t in tiles]
+    assert np.array_equal(got.reshape(32, 32 * p.tiles), np.concatenate(rows, axis=1))
