@@ -20,7 +20,7 @@ from hwbridge.base import Result
 from tensix_diff.assess import assess
 from tensix_diff.case import Case, case_hash
 from tensix_diff.compare import DIVERGED, MATCHED
-from tensix_diff.effects import observed_effects
+from tensix_diff.effects import Effects, observed_effects
 from tensix_diff import report_html as H
 
 from .progress import Progress
@@ -100,6 +100,8 @@ class Coverage:
                  f" case, {self.count('compared')} more ran in compared cases (effect never seen), "
                  f"{self.count('recorded')} recorded on a device but not compared, "
                  f"{self.count('golden')} ran on golden only, {self.count('never')} never ran"]
+        lines.append("(an instruction a MOP or REPLAY issues counts by its own ablation: every issue of that word "
+                     "from the expansion made a NOP)")
         for lv, label in (("observed", "effect observed in a matched case"), ("compared", "ran in a compared case"),
                           ("golden", "run at all")):
             modes = sum(len(c.seen("modes", lv)) for c in self.instructions.values())
@@ -156,7 +158,7 @@ def case_level(golden: Result | None, device: Result | None) -> str:
     return "compared" if dev_ok and gold_ok else "recorded" if dev_ok else "golden" if gold_ok else "never"
 
 
-Run = tuple  # (case, golden Result, device Result or None, observed (thread, index) pairs or None)
+Run = tuple  # (case, golden Result, device Result or None, Effects (or observed (thread, index) pairs) or None)
 
 
 def measure(runs: list[Run]) -> Coverage:
@@ -171,26 +173,31 @@ def measure(runs: list[Run]) -> Coverage:
             cov.divergences.append((case, device.state, golden.state, rest[1]))
         if level == "never":
             continue
-        _mark(cov, case, level, {tuple(x) for x in observed or ()} if level == "compared" else set())
+        eff = observed if isinstance(observed, Effects) else Effects(0, tuple(map(tuple, observed or ())))
+        if level != "compared":
+            eff = Effects(0, ())
+        _mark(cov, case, level, set(eff.observed), eff.issued, set(eff.expanded))
     return cov
 
 
-def _mark(cov: Coverage, case: Case, level: str, observed: set) -> None:
-    """Mark every instruction of the case at ``level`` (the ``observed`` ones at "observed"); each
-    instruction counts the case once, at its strongest level in it."""
+def _mark(cov: Coverage, case: Case, level: str, observed: set, issued=(), expanded: set = frozenset()) -> None:
+    """Mark every instruction of the case at ``level`` (the ``observed`` ones at "observed"), and the words
+    MOP/REPLAY expansions ``issued`` (the ``expanded`` ones at "observed"); each instruction counts the case
+    once, at its strongest level in it."""
     names: dict[str, str] = {}
-    for t, words in case.threads.items():
-        for i, w in enumerate(words):
-            ins, vals = isa.decode(w)
-            lv = "observed" if (t, i) in observed else level
-            c = cov.instructions[ins.name]
-            for f in ins.fields:
-                v = vals[f.name]
-                c.classes[lv].add((f.name, value_class(v, f.width)))
-                if is_mode_field(f.name):
-                    c.modes[lv].add((f.name, v))
-            if names.get(ins.name) != "observed":
-                names[ins.name] = lv
+    words = [(w, "observed" if (t, i) in observed else level) for t, ws in case.threads.items()
+             for i, w in enumerate(ws)]
+    words += [(w, "observed" if (t, w) in expanded else level) for t, w in issued]
+    for w, lv in words:
+        ins, vals = isa.decode(w)
+        c = cov.instructions[ins.name]
+        for f in ins.fields:
+            v = vals[f.name]
+            c.classes[lv].add((f.name, value_class(v, f.width)))
+            if is_mode_field(f.name):
+                c.modes[lv].add((f.name, v))
+        if names.get(ins.name) != "observed":
+            names[ins.name] = lv
     for name, lv in names.items():
         cov.instructions[name].cases[lv] += 1
 
@@ -275,9 +282,9 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: 
     return [tuple(r) for r in out]
 
 
-def _effects(work) -> list:
+def _effects(work) -> Effects:
     case, device_state, golden_state = work
-    return [list(x) for x in observed_effects(case, device_state, golden_state).observed]
+    return observed_effects(case, device_state, golden_state)
 
 
 class _EffectsCache:
@@ -309,17 +316,19 @@ class _EffectsCache:
         import hashlib
         return case_hash(case) + ":" + hashlib.sha256(json.dumps(shape).encode()).hexdigest()[:16]
 
-    def put_key(self, key: str, observed) -> None:
-        self.data[key] = [list(x) for x in observed]
+    def put_key(self, key: str, eff: Effects) -> None:
+        self.data[key] = {k: [list(x) for x in getattr(eff, k)] for k in ("observed", "issued", "expanded")}
+        self.data[key]["total"] = eff.total
         self.dirty = True
 
-    def get(self, case: Case, device_state: dict):
+    def get(self, case: Case, device_state: dict) -> Effects | None:
         got = self.data.get(self.key(case, device_state))
-        return None if got is None else [tuple(x) for x in got]
+        if not isinstance(got, dict):
+            return None
+        return Effects(got["total"], *(tuple(tuple(x) for x in got[k]) for k in ("observed", "issued", "expanded")))
 
-    def put(self, case: Case, device_state: dict, observed) -> None:
-        self.data[self.key(case, device_state)] = [list(x) for x in observed]
-        self.dirty = True
+    def put(self, case: Case, device_state: dict, eff: Effects) -> None:
+        self.put_key(self.key(case, device_state), eff)
 
     def save(self) -> None:
         if not self.dirty:

@@ -6,7 +6,8 @@ For every case (default: the curated corpus and tests/fuzz_corpus bundles) golde
 replay store answers; each case is matched, diverged (with its triage signature, and whether
 configs/known_divergences.yaml lists it), refused (by the simulator, with ttsim's error, or by the
 harness), uncompared (golden cannot model it; the device ran it), or missing/stale. A case counts once
-under every instruction class (ISA unit) its programs use. Nothing here decides pass or fail.
+under every instruction class (ISA unit) its programs use, MOP and REPLAY expansions included. Nothing here
+decides pass or fail.
 """
 from __future__ import annotations
 
@@ -30,8 +31,10 @@ OUTCOMES = ("matched", "diverged", "known", "refused-simulator", "refused-harnes
 
 
 def classes(case) -> list[str]:
-    units = {isa.decode(w)[0].unit for ws in case.threads.values() for w in ws}
-    return sorted(units) or ["(no instructions)"]
+    """The ISA units of the case's words and of the words its MOPs and REPLAYs issue (golden's expansion)."""
+    from tensix_diff.effects import expansion_words
+    words = {w for ws in case.threads.values() for w in ws} | {w for _, w in expansion_words(case)}
+    return sorted({isa.decode(w)[0].unit for w in words}) or ["(no instructions)"]
 
 
 def refusal_reason(message: str) -> str:

@@ -14,6 +14,11 @@ as an effect; the same error on both sides is no difference. A Python exception 
 Effects that only show together (the same write twice) are attributed by ablating, last first, the
 instructions that showed nothing alone until the state changes; so ``any_observed(c)`` is exactly
 ``observed_effects(c).count > 0``.
+
+Inside MOP and REPLAY expansions (the words a MOP template or the replay buffer issues, which are not program
+words at that position) each distinct (thread, word) is ablated on its own: every issue of it from an
+expansion becomes a NOP; ``Effects.issued`` lists those words and ``Effects.expanded`` the ones whose
+ablation showed, so a PACR that only ever runs from a tt-llk MOP is credited by its own effect.
 """
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from golden import isa
-from golden.core import Tensix
+from golden.core import Tensix, decode
 from golden.errors import GoldenError, Hang
 
 from .case import Case
@@ -38,6 +43,8 @@ _DEST_KEYS = ("dest", "dest_valid")
 class Effects:
     total: int
     observed: tuple[tuple[int, int], ...]   # (thread, index) of instructions whose effect was observed
+    issued: tuple[tuple[int, int], ...] = ()     # (thread, word) issued by MOP/REPLAY expansions
+    expanded: tuple[tuple[int, int], ...] = ()   # those whose ablation showed an effect
 
     @property
     def count(self) -> int:
@@ -86,9 +93,46 @@ def _outcome(state: dict, mask: dict) -> _Outcome:
     return _Outcome(OK, small, tuple(state[k] for k in _DEST_KEYS if k in mask and k in state))
 
 
-def _run(case: Case, threads: dict[int, list[int]], mask: dict) -> _Outcome:
-    """Golden on ``threads`` with the case's init, observed as the mask asks (Dest left as numpy)."""
-    m = Tensix()
+_NOP = decode(NOP)
+_EXPANDING = {isa.lookup(n).opcode for n in ("MOP", "REPLAY")}
+
+
+class _Expansions(Tensix):
+    """Golden that notes the (thread, word) pairs MOP/REPLAY expansions issue and turns those in ``ablate``
+    into NOPs (an issue is expanded when the program word at its position is another word)."""
+
+    def __init__(self, programs: dict[int, list[int]], ablate: frozenset = frozenset()):
+        super().__init__()
+        self.programs, self.ablate, self.issued = programs, ablate, set()
+
+    def stream(self, t, program, actions=()):
+        words = self.programs.get(t, ())
+        for index, d in super().stream(t, program, actions):
+            if d.ins is not None and not (index < len(words) and words[index] == d.word):
+                self.issued.add((t, d.word))
+                if (t, d.word) in self.ablate:
+                    d = _NOP
+            yield index, d
+
+
+def expansion_words(case: Case) -> set[tuple[int, int]]:
+    """The (thread, word) pairs golden's MOP and REPLAY expansions issue in a run of ``case`` (empty without
+    MOP or REPLAY words; a run golden refuses gives what was issued before)."""
+    if not any(w >> 24 in _EXPANDING for ws in case.threads.values() for w in ws):
+        return set()
+    m = _Expansions(case.threads)
+    apply_init(m.s, case)
+    try:
+        m.run(case.threads, case.actions)
+    except GoldenError:
+        pass
+    return m.issued
+
+
+def _run(case: Case, threads: dict[int, list[int]], mask: dict, ablate: frozenset = frozenset()) -> _Outcome:
+    """Golden on ``threads`` with the case's init, observed as the mask asks (Dest left as numpy); the
+    expansion-issued words in ``ablate`` become NOPs."""
+    m = _Expansions(case.threads, ablate) if ablate else Tensix()
     apply_init(m.s, case)
     try:
         m.run(threads, case.actions)
@@ -140,7 +184,9 @@ def observed_effects(case: Case, mask: Iterable[str] | dict, full_state: dict | 
             if full.differs(_run(case, _ablated(case, gone), m)):
                 seen.append(p)
                 break
-    return Effects(case.instruction_count, tuple(sorted(seen)))
+    issued = sorted(expansion_words(case))
+    expanded = [w for w in issued if full.differs(_run(case, case.threads, m, frozenset({w})))]
+    return Effects(case.instruction_count, tuple(sorted(seen)), tuple(issued), tuple(expanded))
 
 
 def _word(case: Case, p: tuple[int, int]) -> int:

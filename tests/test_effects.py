@@ -101,14 +101,16 @@ def test_threads_and_indices_are_reported_per_case_program_word():
 
 def test_replay_is_accounted_per_case_program_word():
     """A REPLAY load of two INCRWCs played twice: the accounting names the five words of the case, not the
-    seven instructions that run. Each INCRWC word and each play is credited; the load is not, because
+    seven instructions that run (the words the plays issue are accounted apart). Each INCRWC word and each play is credited; the load is not, because
     without it the plays replay entries never loaded, which golden refuses (undefined): no prediction."""
     c = case("REPLAY start_idx=0 len=2 execute_while_loading=0 load_mode=1",
              "INCRWC rwc_cr=0 rwc_d=0 rwc_b=0 rwc_a=1",
              "INCRWC rwc_cr=0 rwc_d=0 rwc_b=1 rwc_a=0",
              "REPLAY start_idx=0 len=2 execute_while_loading=0 load_mode=0",
              "REPLAY start_idx=0 len=2 execute_while_loading=0 load_mode=0")
-    assert observed_effects(c, ALL) == Effects(5, ((1, 1), (1, 2), (1, 3), (1, 4)))
+    e = observed_effects(c, ALL)
+    assert (e.total, e.observed) == (5, ((1, 1), (1, 2), (1, 3), (1, 4)))
+    assert e.expanded == e.issued and len(e.issued) == 2     # the two INCRWC words, each by its own ablation
 
 
 def test_an_ablation_that_hangs_is_an_observed_effect():
@@ -174,3 +176,16 @@ def test_every_curated_case_observes_what_it_changes():
 def test_reworked_curated_cases_observe_the_instruction_they_probe(name, probed):
     c = load_cases([CORPUS / f"{name}.yaml"])[0]
     assert probed in observed_effects(c, device_mask(c)).observed
+
+
+def test_words_a_replay_issues_are_credited_by_their_own_ablation():
+    """The replay buffer issues SET_A5 (an effect) and a SETC16 of an AddrMod (none): only the first counts."""
+    from golden.isa import assemble_line
+    c = case("REPLAY start_idx=0 len=2 execute_while_loading=0 load_mode=1", SET_A5,
+             "SETC16 setc16_reg=12 setc16_value=0x0808", "REPLAY start_idx=0 len=2 execute_while_loading=0 load_mode=0")
+    set_a5, setc16 = (assemble_line(x) for x in (SET_A5, "SETC16 setc16_reg=12 setc16_value=0x0808"))
+    e = observed_effects(c, ALL)
+    assert set(e.issued) == {(1, set_a5), (1, setc16)}
+    assert e.expanded == ((1, set_a5),)
+    assert (1, 3) in e.observed                # the REPLAY that issues them, as before
+    assert observed_effects(case(SET_A5), ALL).issued == ()     # no MOP or REPLAY: nothing expanded
