@@ -143,7 +143,8 @@ def run(args) -> int:
             full = verdict.comparison is not None and verdict.outcome in (DIVERGED, KNOWN)
             body = verdict.report(args.limit).splitlines() if full else [verdict.message]
             if verdict.outcome == MATCHED and verdict.comparison is not None:
-                eff = observed_effects(case, actual.state if actual.state is not None else verdict.comparison.regions)
+                eff = observed_effects(case, actual.state if actual.state is not None else verdict.comparison.regions,
+                                       expansions=False)
                 body[0] += f"; {eff.count} of {eff.total} instructions with an observed effect"
             print(f"{label} {case.name}: {body[0]}")
             for line in body[1:] + ([verdict.message] if verdict.outcome == KNOWN and full else []):

@@ -170,9 +170,11 @@ def any_observed(case: Case, mask: Iterable[str] | dict, full_state: dict | None
     return any(full.differs(_run(case, _ablated(case, [p]), m)) for p in reversed(live))
 
 
-def observed_effects(case: Case, mask: Iterable[str] | dict, full_state: dict | None = None) -> Effects:
+def observed_effects(case: Case, mask: Iterable[str] | dict, full_state: dict | None = None,
+                     expansions: bool = True) -> Effects:
     """Every instruction whose ablation changes the compared state (one golden run per instruction), plus,
-    when the program's effect shows only with several gone, the one that makes it show (see the module)."""
+    when the program's effect shows only with several gone, the one that makes it show (see the module);
+    with ``expansions``, the words MOP/REPLAY expansions issue too (one more run per distinct word)."""
     m = _mask(mask)
     full = _full(case, m, full_state)
     live = [p for p in _positions(case) if _word(case, p) != NOP]
@@ -184,6 +186,8 @@ def observed_effects(case: Case, mask: Iterable[str] | dict, full_state: dict | 
             if full.differs(_run(case, _ablated(case, gone), m)):
                 seen.append(p)
                 break
+    if not expansions:
+        return Effects(case.instruction_count, tuple(sorted(seen)))
     issued = sorted(expansion_words(case))
     expanded = [w for w in issued if full.differs(_run(case, case.threads, m, frozenset({w})))]
     return Effects(case.instruction_count, tuple(sorted(seen)), tuple(issued), tuple(expanded))
