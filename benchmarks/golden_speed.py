@@ -3,7 +3,8 @@ cases/s for 64-instruction cases through hwbridge.golden_backend.GoldenBackend.
 
     python benchmarks/golden_speed.py [--seconds S] [--profile]
 
-Targets: >= 200,000 instr/s (counter+GPR), >= 50,000 instr/s (register files). Prints, never asserts.
+Targets (issue 12): >= 200,000 instr/s (counter+GPR), >= 100,000 instr/s (register files), >= 20,000 instr/s
+(matrix-unit arithmetic). Prints, never asserts.
 """
 from __future__ import annotations
 
@@ -135,10 +136,10 @@ def main() -> None:
         regfile_machine().run({T: prog})
     print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     _show("counter+GPR mix:", instr_rate(counters, Tensix, args.seconds), "instr/s", "  target 200,000")
-    _show("register-file mix:", instr_rate(regfiles, regfile_machine, args.seconds), "instr/s", "  target 50,000")
+    _show("register-file mix:", instr_rate(regfiles, regfile_machine, args.seconds), "instr/s", "  target 100,000")
     _show("64-instruction cases (counter+GPR):", case_rate(counter_cases(counters), args.seconds), "cases/s")
     _show("64-instruction cases (reg. files):", case_rate(regfile_cases(regfiles), args.seconds), "cases/s")
-    _show("arithmetic mix (matrix unit):", arithmetic_mix_rate(args.seconds), "instr/s")
+    _show("arithmetic mix (matrix unit):", arithmetic_mix_rate(args.seconds), "instr/s", "  target 20,000")
     if args.profile:
         for name, progs, machine in (("counter+GPR", counters, Tensix), ("register-file", regfiles, regfile_machine)):
             prof = cProfile.Profile()
