@@ -87,12 +87,17 @@ def A_init(u: KernelThread, transpose: int = 0) -> None:
         u.template(4, 1, SRCB_SET_DVALID, start=srca())
 
 
-def A(u: KernelThread, address: int, context: int) -> None:
-    """llk_unpack_A.h _llk_unpack_A_<NONE, false, NONE, false>(address)."""
-    u.op("SETADCZW", cntsetmask=3, bitmask=0b1111)
+def _one_tile(u: KernelThread, address: int, context: int, adcs: int) -> None:
+    """Reset the Z/W counters of the unpackers in ``adcs``, point unpacker 0 at ``address``, run the MOP."""
+    u.op("SETADCZW", cntsetmask=adcs, bitmask=0b1111)
     _start(u, {0: address}, context)
     u.run_mop()
     _finish(u, context)
+
+
+def A(u: KernelThread, address: int, context: int) -> None:
+    """llk_unpack_A.h _llk_unpack_A_<NONE, false, NONE, false>(address)."""
+    _one_tile(u, address, context, 3)
 
 
 def AB_init(u: KernelThread, bcast: str = "NONE") -> None:
@@ -177,7 +182,4 @@ def tilize_init(u: KernelThread, fmt: int) -> None:
 
 def tilize(u: KernelThread, address: int, context: int) -> None:
     """llk_unpack_tilize.h _llk_unpack_tilize_(address, tile 0)."""
-    u.op("SETADCZW", cntsetmask=1, bitmask=0b1111)
-    _start(u, {0: address}, context)
-    u.run_mop()
-    _finish(u, context)
+    _one_tile(u, address, context, 1)
