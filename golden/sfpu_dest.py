@@ -4,8 +4,11 @@ validity kept on the high-half row of a Dst32b cell), where reading a row that i
 """
 from __future__ import annotations
 
-from .dest_view import LO_OFFSET, DstView
+import numpy as np
+
+from .dest_view import LO_OFFSET, DstView, adj16, adj32
 from .errors import UndefinedBehaviour
+from .state import DST_MASK
 
 
 class SfpuDest:
@@ -42,3 +45,17 @@ class SfpuDest:
         bits[p, col] = (value >> 16) & 0xFFFF
         bits[p + LO_OFFSET, col] = value & 0xFFFF
         self.view.valid[p] = True
+
+    def write_cells(self, rows, cols, values, wide: bool) -> None:
+        """Write many distinct cells at once: Dst32b cells when ``wide``, else Dst16b (low 16 bits)."""
+        v = self.view
+        rows = np.asarray(rows) & DST_MASK
+        values = np.asarray(values, dtype=np.uint32)
+        if wide:
+            p = adj32(rows, v.remap, v.swizzle)
+            v.bits[p, cols] = values >> 16
+            v.bits[p + LO_OFFSET, cols] = values & 0xFFFF
+        else:
+            p = adj16(rows, v.remap)
+            v.bits[p, cols] = values & 0xFFFF
+        v.valid[p] = True

@@ -51,8 +51,10 @@ def apply_addr_mod(m, t: int, addr_mode: int, update_fidelity: bool = True) -> N
     if rwc.bias:
         raise NotModelled("AddrMod with ExtraAddrModBit set: Blackhole section selection undocumented")
     tc = m.s.thread_config[t]
-    a, b, d, (fid_clear, fid_incr, bias_clear, bias_incr) = _section(
-        tc[AB_SEC0 + addr_mode], tc[DST_SEC0 + addr_mode], tc[BIAS_SEC0 + addr_mode])
+    ab, dst, bias = tc[AB_SEC0 + addr_mode], tc[DST_SEC0 + addr_mode], tc[BIAS_SEC0 + addr_mode]
+    if not (ab or dst or bias):      # an all-zero section changes nothing
+        return
+    a, b, d, (fid_clear, fid_incr, bias_clear, bias_incr) = _section(ab, dst, bias)
 
     rwc.srca, rwc.srca_cr = _update(rwc.srca, rwc.srca_cr, *a, SRC_MASK)
     rwc.srcb, rwc.srcb_cr = _update(rwc.srcb, rwc.srcb_cr, *b, SRC_MASK)

@@ -15,6 +15,8 @@ SFPLOAD HI16 (7), INT8 (5) and INT32_ALL (10, whose Blackhole existence rests on
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import NotModelled, UndefinedBehaviour
 from ..fpu_formats import bits_to_dst16_bf16 as bf16_to_dst
 from ..fpu_formats import bits_to_dst16_fp16 as fp16_to_dst
@@ -23,7 +25,7 @@ from ..fpu_formats import dst16_fp16_to_bits as fp16_from_dst
 from ..fpu_formats import dst32_to_fp32 as fp32_from_dst
 from ..fpu_formats import fp32_to_dst32 as fp32_to_dst
 from ..sfpu_dest import SfpuDest
-from ..sfpu_lanes import MASK32, lanes_of, sfpu_op
+from ..sfpu_lanes import MASK32, lane_bools, lanes_of, sfpu_op
 from .addrmod import apply_addr_mod
 
 FP16A, BF16, FP32, INT32, INT8, LO16, HI16, INT32_ALL, INT32_COMP, INT8_COMP, LO16_ONLY, HI16_ONLY = (
@@ -54,29 +56,22 @@ def _dest_addr(m, t: int, imm: int, int32_all: bool) -> int:
     return ((imm & 0x3FF) + m.tcfg(t, "DEST_TARGET_REG_CFG_MATH_Offset") + moving) & 0x3FF
 
 
-def _cell(addr: int, lane: int) -> tuple[int, int]:
-    return (addr & ~3) + lane // 8, 2 * (lane & 7) + ((addr >> 1) & 1)
-
-
 def _fp16a_to_fp32(h: int) -> int:
     """FP16 (plain IEEE field order) to FP32 by exponent rebias; no infinity/NaN/denormal handling."""
     e = (h >> 10) & 0x1F
     return ((h & 0x8000) << 16) | ((e + 112 if e else 0) << 23) | ((h & 0x3FF) << 13)
 
 
-def _fp32_to_fp16a(x: int) -> int:
-    """FP32 to FP16: underflow and denormals -> signed zero, overflow/Inf/NaN -> largest magnitude, truncate."""
+def _fp32_to_fp16a(x: np.ndarray) -> np.ndarray:
+    """FP32 to FP16 (int64 lanes): underflow and denormals -> signed zero, overflow/Inf/NaN -> largest
+    magnitude, truncate."""
     sign = (x >> 16) & 0x8000
     e = ((x >> 23) & 0xFF) - 112
-    if e <= 0:
-        return sign
-    if e > 31:
-        return sign | 0x7FFF
-    return sign | (e << 10) | ((x >> 13) & 0x3FF)
+    return np.where(e <= 0, sign, np.where(e > 31, sign | 0x7FFF, sign | (e << 10) | ((x >> 13) & 0x3FF)))
 
 
-def _flush_denormal(x: int) -> int:
-    return x & 0x80000000 if x & 0x7F800000 == 0 else x
+def _flush_denormal(x: np.ndarray) -> np.ndarray:
+    return np.where(x & 0x7F800000 == 0, x & 0x80000000, x)
 
 
 # SFPLOAD: mode -> (reads a 32-bit cell, conversion(cell value, old LReg lane) -> new lane value)
@@ -94,7 +89,7 @@ _LOAD = {
     HI16_ONLY: (False, lambda v, old: (v << 16) | (old & 0xFFFF)),
 }
 
-# SFPSTORE: mode -> (writes a 32-bit cell, conversion(LReg lane) -> cell value)
+# SFPSTORE: mode -> (writes a 32-bit cell, conversion(LReg lanes as int64) -> cell values)
 _STORE = {
     FP16A: (False, lambda x: fp16_to_dst(_fp32_to_fp16a(x))),
     BF16: (False, lambda x: bf16_to_dst(_flush_denormal(x) >> 16)),
@@ -120,24 +115,26 @@ def _mode(m, t: int, mod0: int, table: dict) -> int:
 
 
 def _cells(m, t: int, f, table: dict):
-    """(32-bit cells?, conversion, [(lane, row, column)]) for one SFPLOAD / SFPSTORE."""
+    """(32-bit cells?, conversion, lanes, their rows, their columns) for one SFPLOAD / SFPSTORE (arrays)."""
     mode = _mode(m, t, f.instr_mod0, table)
     wide, conv = table[mode]
     addr = _dest_addr(m, t, f.dest_reg_addr, mode == INT32_ALL)
     mask = MASK32 if mode == INT32_ALL else m.s.sfpu.lane_mask()
-    return wide, conv, [(lane, *_cell(addr, lane)) for lane in lanes_of(mask)]
+    lanes = np.flatnonzero(lane_bools(mask))
+    return wide, conv, lanes, (addr & ~3) + lanes // 8, 2 * (lanes & 7) + ((addr >> 1) & 1)
 
 
 @sfpu_op("SFPLOAD")
 def sfpload(m, t, f):
     """SFPLOAD.md (WormholeB0); BH: assembly.yaml mode list, ttsim v1.10.0; blackhole-deltas #1, #7."""
     vd = f.lreg_ind
-    wide, conv, cells = _cells(m, t, f, _LOAD)
+    wide, conv, lanes, rows, cols = _cells(m, t, f, _LOAD)
     if vd < 8:
         lreg = m.s.sfpu.lreg[vd]
         dst = SfpuDest(m, t)
         read = dst.read32 if wide else dst.read16
-        out = [(lane, conv(read(row, col), int(lreg[lane])) & MASK32) for lane, row, col in cells]
+        out = [(lane, conv(read(row, col), int(lreg[lane])) & MASK32)
+               for lane, row, col in zip(lanes.tolist(), rows.tolist(), cols.tolist())]
         for lane, v in out:
             lreg[lane] = v
     apply_addr_mod(m, t, f.sfpu_addr_mode, update_fidelity=False)
@@ -146,12 +143,10 @@ def sfpload(m, t, f):
 @sfpu_op("SFPSTORE")
 def sfpstore(m, t, f):
     """SFPSTORE.md (WormholeB0); BH: assembly.yaml mode list, ttsim v1.10.0; blackhole-deltas #1, #7."""
-    wide, conv, cells = _cells(m, t, f, _STORE)
-    lreg = m.s.sfpu.lreg[f.lreg_ind]
-    dst = SfpuDest(m, t)
-    write = dst.write32 if wide else dst.write16
-    for lane, row, col in cells:
-        write(row, col, conv(int(lreg[lane])))
+    wide, conv, lanes, rows, cols = _cells(m, t, f, _STORE)
+    if lanes.size:
+        values = conv(m.s.sfpu.lreg[f.lreg_ind][lanes].astype(np.int64))
+        SfpuDest(m, t).write_cells(rows, cols, values & MASK32, wide)
     apply_addr_mod(m, t, f.sfpu_addr_mode, update_fidelity=False)
 
 
