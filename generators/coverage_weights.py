@@ -76,3 +76,17 @@ def toward_unseen(profile: Profile, seen: set[Bin], boost: float = 3.0) -> Profi
             if vals:
                 overrides.setdefault(name, {})[f] = {**overrides.get(name, {}).get(f, {}), "values": vals}
     return dataclasses.replace(profile, name=f"{profile.name}-unseen", weights=weights, overrides=overrides)
+
+
+def all_reachable_bins() -> set[Bin]:
+    """Every (instruction, mode field, value) some profile under configs/profiles can generate (see
+    ``reachable``; pipeline profiles draw whole kernels and add none)."""
+    from .profiles import load_profile, profile_names
+    out: set[Bin] = set()
+    for pname in profile_names():
+        profile = load_profile(pname)
+        if getattr(profile, "pipeline", None):
+            continue
+        for name in available(profile):
+            out.update((name, f, v) for f, vals in reachable(name, profile).items() for v in vals)
+    return out

@@ -109,9 +109,21 @@ class Coverage:
             lines.append(f"{label}: {modes} of "
                          f"{sum(possible_modes(c.ins) for c in self.instructions.values())} mode values, "
                          f"{classes} of {sum(c.class_total for c in self.instructions.values())} field-value classes")
+        lines.append(self.reachable_line())
         if self.divergences:
             lines.append(f"divergences between golden and the recordings: {len(self.divergences)}")
         return lines
+
+    def reachable_line(self) -> str:
+        """Mode values the generators can emit (configs/constraints.yaml: inside what ttsim accepts and golden
+        models), and how many of them were observed / compared."""
+        from generators.coverage_weights import all_reachable_bins
+        bins = all_reachable_bins()
+        got = {lv: sum((f, v) in self.instructions[n].seen("modes", lv) for n, f, v in bins if n in self.instructions)
+               for lv in ("observed", "compared")}
+        return (f"mode values the generators can emit (explicit value lists in configs/constraints.yaml, over "
+                f"configs/profiles; AddrMod section fields apart): {len(bins)}; {got['observed']} with an observed "
+                f"effect in a matched case, {got['compared']} in compared cases")
 
     def rows(self) -> list[tuple]:
         out = []
