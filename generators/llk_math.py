@@ -1,5 +1,6 @@
 """The math TRISC of tt-llk Blackhole kernels, call by call (tt_llk_blackhole/llk_lib/llk_math_*.h and
-common/inc/cmath_common.h, commit 36b092e8), for 32x32 tiles in a 16-bit Dest with SyncHalf."""
+common/inc/cmath_common.h, commit 36b092e8), for 32x32 tiles in a 16-bit or 32-bit (is_fp32_dest_acc_en) Dest
+with SyncHalf."""
 from __future__ import annotations
 
 from .llk_thread import KernelThread, replay, word
@@ -21,12 +22,13 @@ def pack_sync_init(m: KernelThread) -> None:
     m.setc16("DEST_TARGET_REG_CFG_MATH_Offset", 0)
 
 
-def hw_configure(m: KernelThread) -> None:
-    """llk_math_common.h _llk_math_hw_configure_<false> (no Int8/Int32 math)."""
+def hw_configure(m: KernelThread, fp32_dest: bool = False) -> None:
+    """llk_math_common.h _llk_math_hw_configure_<fp32_dest> (no Int8/Int32 math)."""
     m.rmw_field("DEST_ACCESS_CFG_zeroacc_absolute_tile_mode", 0)
     m.stallwait(0x80, 0x10)
-    for name in ("ALU_ACC_CTRL_INT8_math_enabled", "ALU_ACC_CTRL_Fp32_enabled", "ALU_ACC_CTRL_SFPU_Fp32_enabled"):
-        m.rmw_field(name, 0)
+    m.rmw_field("ALU_ACC_CTRL_INT8_math_enabled", 0)
+    for name in ("ALU_ACC_CTRL_Fp32_enabled", "ALU_ACC_CTRL_SFPU_Fp32_enabled"):
+        m.rmw_field(name, int(fp32_dest))
 
 
 def reconfig_remap(m: KernelThread, enable: bool = True) -> None:
@@ -56,13 +58,14 @@ def _run(m: KernelThread, dst_index: int, base: int, runs: int = 1) -> None:
         m.run_mop()
 
 
-def datacopy_init(m: KernelThread, tilize: bool = False) -> None:
-    """llk_math_eltwise_unary_datacopy.h _llk_math_eltwise_unary_datacopy_init_<A2D, false, NONE, tilize>."""
+def datacopy_init(m: KernelThread, tilize: bool = False, fp32_dest: bool = False) -> None:
+    """llk_math_eltwise_unary_datacopy.h _llk_math_eltwise_unary_datacopy_init_<A2D, fp32_dest, NONE, tilize>:
+    MOVA2D, or with a 32-bit Dest ELWADD of SrcA and the zeroed SrcB (eltwise_unary_configure_mop)."""
     m.addr_mod(3)
     m.addr_mod(0, srca=(1, 0, 0), dest=(1, 0, 0, 0))
     m.addr_mod(2, srca=(8, 0, 0), dest=(8, 0, 0, 0))
-    mova2d = word("MOVA2D", addr_mode=2, instr_mod=2)
-    m.template(1 if tilize else 4, 8 if tilize else 2, mova2d, end0=setrwc(3, mask=3))
+    move = word("ELWADD", addr_mode=2) if fp32_dest else word("MOVA2D", addr_mode=2, instr_mod=2)
+    m.template(1 if tilize else 4, 8 if tilize else 2, move, end0=setrwc(3, mask=3))
     m.setc16("CLR_DVALID_SrcA_Disable", 0)
     m.raw(setrwc(mask=15))
 

@@ -40,8 +40,8 @@ def _strides(p: KernelThread, src_fmt: int, tilize: bool, untilize: bool = False
 
 
 def hw_configure(p: KernelThread, src_fmt: int, dst_fmt: int, relu: int = 0, tilize: bool = False,
-                 untilize: bool = False) -> None:
-    """llk_pack.h _llk_pack_hw_configure_<false, untilize, tilize>(src, dst, 16*16*4, 16, 32, 4, .., relu)."""
+                 untilize: bool = False, fp32_dest: bool = False) -> None:
+    """llk_pack.h _llk_pack_hw_configure_<fp32_dest, untilize, tilize>(src, dst, 16*16*4, 16, 32, 4, .., relu)."""
     _strides(p, src_fmt, tilize, untilize)
     p.op("ATGETM", mutex_index=0)
     p.rmw_field("THCON_SEC0_REG1_Pac_LF8_4b_exp", 0)
@@ -52,7 +52,8 @@ def hw_configure(p: KernelThread, src_fmt: int, dst_fmt: int, relu: int = 0, til
     p.cfg(68, 4 << 16)                                                      # Exp_section_size = num_faces
     p.cfg(70, 1 | dst_fmt << 4 | src_fmt << 8)
     reconfig_l1_acc(p, 0)
-    p.cfg("PCK_DEST_RD_CTRL_Read_32b_data", 0)
+    rd = config_field("PCK_DEST_RD_CTRL_Read_32b_data"), config_field("PCK_DEST_RD_CTRL_Round_10b_mant")
+    p.cfg(rd[0].name, int(fp32_dest or src_fmt == 0) << rd[0].shift | int(fp32_dest and src_fmt == 1) << rd[1].shift)
     p.act("gpr", 52, 4 << 16)                                               # regfile[EXP0_SEC_SIZE_BFP]
     p.cfg("PACK_COUNTERS_SEC0_pack_per_xy_plane", 16 << 8)
     p.cfg("PCK_EDGE_OFFSET_SEC0_mask", 0xFFFF)
@@ -192,10 +193,10 @@ def untilize_uninit(p: KernelThread, src_fmt: int) -> None:
     p.rmw_field("PCK0_ADDR_CTRL_ZW_REG_0_Zstride", 256 * DATUM_BYTES[src_fmt])
 
 
-def dest_section_done(p: KernelThread, half: int) -> None:
-    """llk_pack_common.h _llk_pack_dest_section_done_<SyncHalf, false>: clear the half, release it, flip."""
+def dest_section_done(p: KernelThread, half: int, fp32_dest: bool = False) -> None:
+    """llk_pack_common.h _llk_pack_dest_section_done_<SyncHalf, fp32_dest>: clear the half, release it, flip."""
     p.stallwait(0x40, PACK)
-    p.op("ZEROACC", clear_mode=2, addr_mode=1, where=half % 2)
+    p.op("ZEROACC", clear_mode=2, use_32_bit_mode=int(fp32_dest), addr_mode=1, where=half % 2)
     p.op("SEMGET", sem_sel=1 << MATH_PACK)
     p.wrcfg(8 if half % 2 == 0 else 4, 180, wide=1)
     p.op("DMANOP")

@@ -48,6 +48,7 @@ class Pipeline:
     ct_dim: int = 1                # matmul
     kt_dim: int = 1
     l1_acc: bool = False           # pack with L1 accumulation onto the output tiles' earlier contents
+    fp32_dest: bool = False        # is_fp32_dest_acc_en: a 32-bit Dest; the packer reads it as out_fmt
 
     @property
     def tiles(self) -> int:
@@ -67,6 +68,8 @@ class Pipeline:
             parts.append(f"relu {self.relu & 0xF} threshold {self.relu >> 16:#x}")
         if self.l1_acc:
             parts.append("L1 accumulation")
+        if self.fp32_dest:
+            parts.append("FP32 Dest")
         return ", ".join(parts)
 
 
@@ -128,13 +131,13 @@ def tile_bytes(fmt: int, rng: np.random.Generator, exps=(0x70, 0x90)) -> bytes:
 def threads(p: Pipeline, a: list[int], b: list[int], out: list[int]) -> tuple[KernelThread, ...]:
     """The three TRISCs of pipeline ``p``; a, b, out are L1_ADDRESS values of the input and output tiles."""
     u, m, k = KernelThread(0), KernelThread(1), KernelThread(2)
-    dst = DEST_OF[p.in_fmt]
+    dst = pack_src(p)
     tile16 = TILE_BYTES[p.in_fmt] // 16
     sizes = (tile16, tile16) if p.kernel in ("eltwise", "matmul", "reduce") else (0, 0)   # as the tests pass them
     U.hw_configure(u, p.in_fmt, p.in_fmt, p.in_fmt, p.in_fmt, sizes)
     if p.kernel in ("eltwise", "reduce"):          # the order each tt-llk test calls the math inits in
         M.pack_sync_init(m)
-        M.hw_configure(m)
+        M.hw_configure(m, p.fp32_dest)
     if p.kernel in ("datacopy", "transpose", "tilize", "untilize"):
         if p.kernel == "tilize":
             U.tilize_init(u, p.in_fmt)
@@ -143,7 +146,7 @@ def threads(p: Pipeline, a: list[int], b: list[int], out: list[int]) -> tuple[Ke
             U.A_init(u, int(p.kernel == "transpose"))
             for i, addr in enumerate(a):
                 U.A(u, addr, i % 2)
-        M.datacopy_init(m, tilize=p.kernel == "tilize")
+        M.datacopy_init(m, tilize=p.kernel == "tilize", fp32_dest=p.fp32_dest)
     elif p.kernel == "eltwise":
         U.AB_init(u, p.bcast)
         for i, (x, y) in enumerate(zip(a, b)):
@@ -160,7 +163,7 @@ def threads(p: Pipeline, a: list[int], b: list[int], out: list[int]) -> tuple[Ke
         M.reduce_init(m)
     if p.kernel not in ("eltwise", "reduce"):
         M.pack_sync_init(m)
-        M.hw_configure(m)
+        M.hw_configure(m, p.fp32_dest)
     if p.kernel == "untilize":
         M.reconfig_remap(m)
     base, blocks = 0, (p.blocks if p.kernel in ("datacopy", "eltwise", "untilize") else 1)
@@ -191,7 +194,7 @@ def threads(p: Pipeline, a: list[int], b: list[int], out: list[int]) -> tuple[Ke
             P.dest_section_done(k, blk)
         P.untilize_uninit(k, dst)
         return u, m, k
-    P.hw_configure(k, dst, p.out_fmt, p.relu, tilize=p.kernel == "tilize")
+    P.hw_configure(k, dst, p.out_fmt, p.relu, tilize=p.kernel == "tilize", fp32_dest=p.fp32_dest)
     P.init(k, tilize=p.kernel == "tilize")
     if p.kernel == "reduce":
         P.reduce_mask(k, p.dim)
@@ -202,19 +205,29 @@ def threads(p: Pipeline, a: list[int], b: list[int], out: list[int]) -> tuple[Ke
         P.wait_for_math(k)
         for t in range(per_block):
             P.tile(k, t, out[blk * per_block + t])
-        P.dest_section_done(k, blk)
+        P.dest_section_done(k, blk, p.fp32_dest)
     if p.kernel == "reduce":
         P.reduce_mask_clear(k)
     return u, m, k
 
 
 L1_ACC_OUTPUTS = (FP32, FP16, BF16)                 # golden.pack_l1_acc.FORMATS
+FP32_DEST_KERNELS = ("datacopy", "eltwise", "matmul")
+FP32_DEST_OUTPUTS = (FP32, FP16, BF16)              # the packer's input format is the output format
+
+
+def pack_src(p: Pipeline) -> int:
+    """The packer's input format (tt-llk tests' infer_pack_in on Blackhole): the Dest format of a 16-bit Dest,
+    the output format of a 32-bit one."""
+    return p.out_fmt if p.fp32_dest else DEST_OF[p.in_fmt]
 
 
 def build_pipeline_case(draw: Draw, kernels: dict[str, float], name: str) -> Case:
     p = draw_pipeline(draw, kernels)
     if p.out_fmt in L1_ACC_OUTPUTS and draw.boolean(0.25):
         p = replace(p, l1_acc=True)
+    if p.kernel in FP32_DEST_KERNELS and draw.boolean(0.3):
+        p = replace(p, fp32_dest=True, out_fmt=draw.choice(FP32_DEST_OUTPUTS if p.in_fmt == FP16 else (FP32, BF16)))
     return pipeline_case(p, np.random.default_rng(draw.integer(0, 2 ** 32 - 1)), name)
 
 
