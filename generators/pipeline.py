@@ -2,8 +2,9 @@
 
 A profile with a ``pipeline`` key (configs/profiles/pipeline.yaml) builds its cases here instead of from
 single instructions: the kernel (datacopy, transpose, eltwise binary with broadcasts and fidelities, matmul
-over CT x KT tiles, row/column/scalar reductions, tilize, pack untilize), the L1 input format (BF16, FP16, Bfp8_b/Bfp4_b/
-Bfp2_b), the pack output format and ReLU, the number of tiles and their data. Each thread is what the tt-llk
+over CT x KT tiles, row/column/scalar reductions, tilize, pack untilize), the L1 input format (BF16, FP16,
+Bfp8_b/Bfp4_b/Bfp2_b), the pack output format, ReLU, L1 accumulation, a 32-bit Dest, the number of tiles and
+their data. Each thread is what the tt-llk
 Blackhole functions issue (generators.llk_unpack / llk_math / llk_pack, commit 36b092e8), RISC-V side
 included, so the whole data path L1 -> UNPACR -> math -> PACR -> L1 is exercised as kernels use it.
 """
@@ -13,6 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from golden.pack_l1_acc import FORMATS as L1_ACC_OUTPUTS
 from tensix_diff.case import Case, Init, Observe
 
 from . import llk_math as M
@@ -108,8 +110,8 @@ def draw_pipeline(draw: Draw, kernels: dict[str, float]) -> Pipeline:
 
 
 def tile_bytes(fmt: int, rng: np.random.Generator, exps=(0x70, 0x90)) -> bytes:
-    """One 32x32 tile in L1 (faces in order): BF16/FP16/FP32 patterns from a few magnitudes or raw bits; BFP tiles
-    as 64 shared exponents then the sign-magnitude datums."""
+    """One 32x32 tile in L1 (faces in order): BF16/FP16/FP32 patterns from a few magnitudes or raw bits; BFP
+    tiles as 64 shared exponents then the sign-magnitude datums."""
     if fmt in (BFP8, BFP4, BFP2):
         bits = {BFP8: 8, BFP4: 4, BFP2: 2}[fmt]
         return (rng.integers(*exps, 64, dtype=np.uint8).tobytes()
@@ -211,7 +213,6 @@ def threads(p: Pipeline, a: list[int], b: list[int], out: list[int]) -> tuple[Ke
     return u, m, k
 
 
-L1_ACC_OUTPUTS = (FP32, FP16, BF16)                 # golden.pack_l1_acc.FORMATS
 FP32_DEST_KERNELS = ("datacopy", "eltwise", "matmul")
 FP32_DEST_OUTPUTS = (FP32, FP16, BF16)              # the packer's input format is the output format
 

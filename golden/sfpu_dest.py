@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dest_view import LO_OFFSET, DstView, adj16, adj32
+from .dest_view import LO_OFFSET, DstView
 from .errors import UndefinedBehaviour
-from .state import DST_MASK
 
 
 class SfpuDest:
@@ -49,13 +48,13 @@ class SfpuDest:
     def write_cells(self, rows, cols, values, wide: bool) -> None:
         """Write many distinct cells at once: Dst32b cells when ``wide``, else Dst16b (low 16 bits)."""
         v = self.view
-        rows = np.asarray(rows) & DST_MASK
+        rows = np.asarray(rows)
         values = np.asarray(values, dtype=np.uint32)
         if wide:
-            p = adj32(rows, v.remap, v.swizzle)
+            p = v.row32(rows)
             v.bits[p, cols] = values >> 16
             v.bits[p + LO_OFFSET, cols] = values & 0xFFFF
         else:
-            p = adj16(rows, v.remap)
+            p = v.row16(rows)
             v.bits[p, cols] = values & 0xFFFF
         v.valid[p] = True

@@ -30,6 +30,7 @@ import numpy as np
 from golden import isa
 from golden.core import Tensix, decode
 from golden.errors import GoldenError, Hang
+from golden.ops.replay import MOP_OP, REPLAY_OP
 
 from .case import Case
 from .golden_run import apply_init, observe_counters
@@ -94,7 +95,7 @@ def _outcome(state: dict, mask: dict) -> _Outcome:
 
 
 _NOP = decode(NOP)
-_EXPANDING = {isa.lookup(n).opcode for n in ("MOP", "REPLAY")}
+_EXPANDING = {MOP_OP, REPLAY_OP}
 
 
 class _Expansions(Tensix):

@@ -101,8 +101,9 @@ def test_threads_and_indices_are_reported_per_case_program_word():
 
 def test_replay_is_accounted_per_case_program_word():
     """A REPLAY load of two INCRWCs played twice: the accounting names the five words of the case, not the
-    seven instructions that run (the words the plays issue are accounted apart). Each INCRWC word and each play is credited; the load is not, because
-    without it the plays replay entries never loaded, which golden refuses (undefined): no prediction."""
+    seven instructions that run (the words the plays issue are accounted apart). Each INCRWC word and each
+    play is credited; the load is not, because without it the plays replay entries never loaded, which golden
+    refuses (undefined): no prediction."""
     c = case("REPLAY start_idx=0 len=2 execute_while_loading=0 load_mode=1",
              "INCRWC rwc_cr=0 rwc_d=0 rwc_b=0 rwc_a=1",
              "INCRWC rwc_cr=0 rwc_d=0 rwc_b=1 rwc_a=0",

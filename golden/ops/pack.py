@@ -149,7 +149,8 @@ def pacr(m, t, f) -> None:
     if first + rows[-1] >= DEST_ROWS:
         raise NotModelled(f"PACR reading Dst rows {first}..{first + rows[-1]} (ttsim does not wrap)")
     n = 0 if f.flush else per_row * len(rows)
-    if _cfg(m, t, "THCON_SEC0_REG1_Pack_L1_Acc") and out_fmt not in pack_l1_acc.FORMATS:
+    l1_acc = _cfg(m, t, "THCON_SEC0_REG1_Pack_L1_Acc")
+    if l1_acc and out_fmt not in pack_l1_acc.FORMATS:
         raise NotModelled(f"PACR L1 accumulation into Out_data_format {out_fmt} (ttsim: FP32, FP16, BF16 only)")
     if out_fmt in pf.BFP_BITS and n % 16:
         raise NotModelled(f"PACR of {n} block-float datums: not whole groups of 16 sharing an exponent (ttsim refuses)")
@@ -178,7 +179,7 @@ def pacr(m, t, f) -> None:
         m.s.l1.write(p.data_addr, pf.pack_bits(datums, out_bits))
     else:
         dtype = {32: "<u4", 16: "<u2", 8: "u1"}[out_bits]
-        if _cfg(m, t, "THCON_SEC0_REG1_Pack_L1_Acc"):
+        if l1_acc:
             old = np.frombuffer(m.s.l1.read(p.data_addr, n * out_bits // 8), dtype=dtype)
             values = pack_l1_acc.accumulate(out_fmt, old, values)
         m.s.l1.write(p.data_addr, values.astype(dtype).tobytes())
