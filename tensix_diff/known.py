@@ -11,12 +11,12 @@ needs ``cases``). Optional: ``cases`` (only these case names), ``tags`` (only ca
 tags), ``case`` (a case that shows it, checked for still reproducing), ``backend`` (hw | replay),
 ``device``/``device_kind``/``evidence`` (documentation).
 
-Predicates (symmetric in the two sides, so the comparison's direction does not matter):
+Predicates (the first two symmetric in the two values, so the comparison's direction does not matter):
   ``{low_bits_agree: N}``   the low N bits agree (only bits above N-1 differ)
   ``{pairs: [[X, Y], ...]}`` the two values are exactly one of these unordered pairs
-  ``{rows_remapped: adj16}`` a Dest cell (row R, column C): one side holds at row Adj16(R) (Dst.md, with
-                            remap_addrs) what the other holds at row R: one side applies the remapping and the
-                            other does not (needs ``cases`` or ``tags``)
+  ``{rows_remapped: adj16}`` a Dest cell (row R, column C) where golden holds at row Adj16(R) (Dst.md, with
+                            remap_addrs) what the device holds at row R: golden applies the remapping and the
+                            device does not (needs ``cases`` or ``tags``, and golden as one side)
   ``any``                   any difference (allowed only with ``cases``: a named case, never a whole field)
 """
 from __future__ import annotations
@@ -90,9 +90,8 @@ def _rows_remapped(arg: Any) -> Callable[[Diff, Any], bool]:
         if dests is None or d.region != "dest":
             return False
         _, r, _, c = d.location.split()
-        row, col = adj16(int(r), True), int(c)
-        e, a = dests
-        return a[row][col] == d.expected or e[row][col] == d.actual
+        golden, device = dests
+        return golden[adj16(int(r), True)][int(c)] == device[int(r)][int(c)]
     return holds
 
 
@@ -224,7 +223,8 @@ class Explanation:
 def explain_diffs(diffs: Iterable[Diff], case_name: str, backend: str | None,
                   known: Iterable[KnownEntry], tags=(), dests=None) -> Explanation:
     """Each diff is explained by the first applicable entry that covers it with a holding predicate;
-    ``dests`` (the two sides' Dest rows, in the diffs' expected/actual order) for state-wide predicates."""
+    ``dests`` (golden's and the device's Dest rows, in that order; None when neither side is golden) for
+    state-wide predicates."""
     usable = [k for k in known if k.rules and k.applies(case_name, backend, tags)]
     used: dict[str, KnownEntry] = {}
     left, n = [], 0
