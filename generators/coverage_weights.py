@@ -85,7 +85,7 @@ def all_reachable_bins() -> set[Bin]:
     out: set[Bin] = set()
     for pname in profile_names():
         profile = load_profile(pname)
-        if getattr(profile, "pipeline", None):
+        if profile.pipeline:
             continue
         for name in available(profile):
             out.update((name, f, v) for f, vals in reachable(name, profile).items() for v in vals)

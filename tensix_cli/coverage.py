@@ -339,9 +339,6 @@ class _EffectsCache:
             return None
         return Effects(got["total"], *(tuple(tuple(x) for x in got[k]) for k in ("observed", "issued", "expanded")))
 
-    def put(self, case: Case, device_state: dict, eff: Effects) -> None:
-        self.put_key(self.key(case, device_state), eff)
-
     def save(self) -> None:
         if not self.dirty:
             return
