@@ -119,17 +119,21 @@ LEFTOVER_WHEN = {"REPLAY": ("load_mode", {1}), "PACR": ("last", {0}), "UNPACR": 
 
 
 def leftover_state(case: Case) -> list[str]:
-    """The states ``case`` may leave behind that the prologue cannot reset (sorted, distinct). A REPLAY that
-    only plays, and a PACR/UNPACR with Last set, leave nothing."""
+    """The states ``case`` may leave behind that the prologue cannot reset (sorted, distinct), from its words
+    and the words its MOP configuration stores could make a MOP issue. A REPLAY that only plays, and a
+    PACR/UNPACR with Last set, leave nothing."""
     out = set()
-    for ws in case.threads.values():
-        for w in ws:
-            ins, fields = isa.decode(w)
-            if ins.name in LEFTOVER_STATE:
-                cond = LEFTOVER_WHEN.get(ins.name)
-                if cond is None or fields.get(cond[0]) in cond[1]:
-                    out.add(LEFTOVER_STATE[ins.name])
     acts = [a for xs in case.actions.values() for _, a in xs]
+    words = [w for ws in case.threads.values() for w in ws] + [a.fields.value for a in acts if a.kind == "mop_cfg"]
+    for w in words:
+        try:
+            ins, fields = isa.decode(w)
+        except isa.IsaError:           # a MOP loop count, not an instruction
+            continue
+        if ins.name in LEFTOVER_STATE:
+            cond = LEFTOVER_WHEN.get(ins.name)
+            if cond is None or fields.get(cond[0]) in cond[1]:
+                out.add(LEFTOVER_STATE[ins.name])
     if sum(a.kind == "mailbox_write" for a in acts) > sum(a.kind == "mailbox_read" for a in acts):
         out.add("a mailbox value nobody read")
     if any(a.kind == "feature_disable" and a.fields.value for a in acts):

@@ -123,6 +123,11 @@ def test_the_hw_program_performs_each_action_between_the_words():
     hw_program.build(refused, load("blackhole"))          # silicon takes any value
     assert "a mailbox value nobody read" in hw_program.leftover_state(
         parse_case("name: x\nthreads:\n  0:\n    - mailbox_write: {to: 1, value: 1}\n"))
+    # a PACR without Last that only a MOP issues (its template holds it) still marks the packer as dirty
+    pacr = isa.encode("PACR", {"last": 0})
+    via_mop = parse_case(f"name: x\nthreads:\n  2:\n    - mop_cfg: {{index: 5, value: {pacr:#x}}}\n"
+                         "    - mop_cfg: {index: 0, value: 16}\n    - MOP mop_type=1\n")
+    assert hw_program.leftover_state(via_mop) == ["packer continuation (a PACR without Last)"]
     clash = parse_case("name: x\nthreads:\n  0:\n    - l1: {addr: 0x170000, hex: '00000000'}\n")
     with pytest.raises(hw_program.Refusal, match="harness area"):
         hw_program.build(clash, load("ttsim"))
