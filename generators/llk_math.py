@@ -22,11 +22,12 @@ def pack_sync_init(m: KernelThread) -> None:
     m.setc16("DEST_TARGET_REG_CFG_MATH_Offset", 0)
 
 
-def hw_configure(m: KernelThread, fp32_dest: bool = False) -> None:
-    """llk_math_common.h _llk_math_hw_configure_<fp32_dest> (no Int8/Int32 math)."""
+def hw_configure(m: KernelThread, fp32_dest: bool = False, int8: bool = False) -> None:
+    """llk_math_common.h _llk_math_hw_configure_<fp32_dest>; ``int8``: an Int8 (or Int32) operand format, which
+    sets INT8_math_enabled (its dbg_feature_disable is a RISC-V register write no case holds)."""
     m.rmw_field("DEST_ACCESS_CFG_zeroacc_absolute_tile_mode", 0)
     m.stallwait(0x80, 0x10)
-    m.rmw_field("ALU_ACC_CTRL_INT8_math_enabled", 0)
+    m.rmw_field("ALU_ACC_CTRL_INT8_math_enabled", int(int8))
     for name in ("ALU_ACC_CTRL_Fp32_enabled", "ALU_ACC_CTRL_SFPU_Fp32_enabled"):
         m.rmw_field(name, int(fp32_dest))
 

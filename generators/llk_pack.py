@@ -13,6 +13,7 @@ TMP0, TMP1, TMP_LO = 28, 29, 30                     # ckernel_gpr_map.h p_gpr_pa
 OUTPUT_ADDR, OUTPUT_ADDR_OFFSET = 12, 50
 REPLAY_OFFSET = 16                                  # cpack_common.h replay_buf_offset
 DATUM_BYTES = {0: 4, 1: 2, 5: 2}                    # ckernel_defs.h SCALE_DATUM_SIZE (FP32, FP16, BF16)
+INT8 = 14
 
 
 def _x_stride(fmt: int) -> int:
@@ -49,7 +50,7 @@ def hw_configure(p: KernelThread, src_fmt: int, dst_fmt: int, relu: int = 0, til
     p.rmw(2, 0, 0x3FFFC0, relu & 0xFFFF | relu >> 16 << 4)                 # STACC_RELU
     p.op("ATRELM", mutex_index=0)
     p.rmw(71, 0, 0x100000 | 0xFF000000, 0)                                # reconfigure_exp_threshold<false>
-    p.cfg(68, 4 << 16)                                                      # Exp_section_size = num_faces
+    p.cfg(68, (0 if dst_fmt == INT8 else 4) << 16)                          # Exp_section_size (Int8: 0)
     p.cfg(70, 1 | dst_fmt << 4 | src_fmt << 8)
     reconfig_l1_acc(p, 0)
     rd = config_field("PCK_DEST_RD_CTRL_Read_32b_data"), config_field("PCK_DEST_RD_CTRL_Round_10b_mant")

@@ -23,13 +23,15 @@ from . import llk_unpack as U
 from .draw import Draw
 from .llk_thread import KernelThread
 
-BF16, FP16, FP32, BFP8, BFP4, BFP2 = 5, 1, 0, 6, 7, 15
-FORMAT_NAMES = {FP32: "Float32", FP16: "Float16", BF16: "Float16_b", BFP8: "Bfp8_b", BFP4: "Bfp4_b", BFP2: "Bfp2_b"}
+BF16, FP16, FP32, BFP8, BFP4, BFP2, INT8, INT32 = 5, 1, 0, 6, 7, 15, 14, 8
+FORMAT_NAMES = {FP32: "Float32", FP16: "Float16", BF16: "Float16_b", BFP8: "Bfp8_b", BFP4: "Bfp4_b", BFP2: "Bfp2_b",
+                INT8: "Int8", INT32: "Int32"}
 DEST_OF = {BF16: BF16, FP16: FP16, BFP8: BF16, BFP4: BF16, BFP2: BF16}
 PACK_OUTPUTS = {BF16: (BF16, FP32, BFP8, BFP4, BFP2), FP16: (FP16, FP32, BF16)}   # golden.pack_formats modes
-TILE_BYTES = {FP32: 4096, FP16: 2048, BF16: 2048, BFP8: 64 + 1024, BFP4: 64 + 512, BFP2: 64 + 256}
+TILE_BYTES = {FP32: 4096, FP16: 2048, BF16: 2048, BFP8: 64 + 1024, BFP4: 64 + 512, BFP2: 64 + 256, INT8: 1024,
+              INT32: 4096}
 A_BASE, B_BASE, OUT_BASE, SLOT = 0x20000, 0x30000, 0x40000, 0x1000
-KERNELS = ("datacopy", "transpose", "eltwise", "matmul", "reduce", "tilize", "untilize")
+KERNELS = ("datacopy", "transpose", "eltwise", "matmul", "reduce", "tilize", "untilize", "eltwise-int8")
 # Kernels whose correctness rests on the unpacker setting SrcB valid before the matrix unit's SETRWC CLR_AB
 # (SETRWC.md flips without waiting): golden's other schedules deadlock, so they pin the sequential one.
 TIMING_PINNED = ("datacopy", "tilize", "untilize")
@@ -76,9 +78,17 @@ class Pipeline:
 
 
 def draw_pipeline(draw: Draw, kernels: dict[str, float]) -> Pipeline:
-    """A pipeline whose every choice stays inside what golden models (tt-llk's own asserts respected)."""
+    """A pipeline whose every choice stays inside what golden models (tt-llk's own asserts respected).
+    ``eltwise-int8`` is the eltwise kernel as tt-llk tests it on Int8 (tests/python_tests/test_zzz_eltwise_binary.py
+    test_eltwise_binary_int8_format: Int8 in, ELWADD/ELWSUB, no broadcast, LoFi, a 32-bit Dest, Int8 out), widened
+    to what the same LLK calls accept: ELWMUL at every fidelity, and an Int32 output (packer input Int32)."""
     names = [k for k in KERNELS if kernels.get(k, 0) > 0]
     kernel = draw.weighted(names, [kernels[k] for k in names])
+    if kernel == "eltwise-int8":
+        op = draw.choice(("ELWADD", "ELWSUB", "ELWMUL"))
+        return Pipeline("eltwise", INT8, draw.choice((INT8, INT32)), blocks=draw.integer(1, 2),
+                        per_block=draw.integer(1, 2), op=op, fidelity=draw.choice((0, 2, 3, 4)) if op == "ELWMUL" else 0,
+                        fp32_dest=True)
     if kernel in ("reduce", "tilize"):
         in_fmt = BF16
     elif kernel in ("datacopy", "transpose", "untilize"):
@@ -112,6 +122,9 @@ def draw_pipeline(draw: Draw, kernels: dict[str, float]) -> Pipeline:
 def tile_bytes(fmt: int, rng: np.random.Generator, exps=(0x70, 0x90)) -> bytes:
     """One 32x32 tile in L1 (faces in order): BF16/FP16/FP32 patterns from a few magnitudes or raw bits; BFP
     tiles as 64 shared exponents then the sign-magnitude datums."""
+    if fmt == INT8:                                 # sign-magnitude, -50..50 as tt-llk's Int8 test draws them
+        vals = rng.integers(-50, 51, 1024)
+        return (np.where(vals < 0, 0x80, 0) | np.abs(vals)).astype(np.uint8).tobytes()
     if fmt in (BFP8, BFP4, BFP2):
         bits = {BFP8: 8, BFP4: 4, BFP2: 2}[fmt]
         return (rng.integers(*exps, 64, dtype=np.uint8).tobytes()
@@ -139,7 +152,7 @@ def threads(p: Pipeline, a: list[int], b: list[int], out: list[int]) -> tuple[Ke
     U.hw_configure(u, p.in_fmt, p.in_fmt, p.in_fmt, p.in_fmt, sizes)
     if p.kernel in ("eltwise", "reduce"):          # the order each tt-llk test calls the math inits in
         M.pack_sync_init(m)
-        M.hw_configure(m, p.fp32_dest)
+        M.hw_configure(m, p.fp32_dest, p.in_fmt == INT8)
     if p.kernel in ("datacopy", "transpose", "tilize", "untilize"):
         if p.kernel == "tilize":
             U.tilize_init(u, p.in_fmt)
@@ -165,7 +178,7 @@ def threads(p: Pipeline, a: list[int], b: list[int], out: list[int]) -> tuple[Ke
         M.reduce_init(m)
     if p.kernel not in ("eltwise", "reduce"):
         M.pack_sync_init(m)
-        M.hw_configure(m, p.fp32_dest)
+        M.hw_configure(m, p.fp32_dest, p.in_fmt == INT8)
     if p.kernel == "untilize":
         M.reconfig_remap(m)
     base, blocks = 0, (p.blocks if p.kernel in ("datacopy", "eltwise", "untilize") else 1)
@@ -227,7 +240,7 @@ def build_pipeline_case(draw: Draw, kernels: dict[str, float], name: str) -> Cas
     p = draw_pipeline(draw, kernels)
     if p.out_fmt in L1_ACC_OUTPUTS and draw.boolean(0.25):
         p = replace(p, l1_acc=True)
-    if p.kernel in FP32_DEST_KERNELS and draw.boolean(0.3):
+    if p.kernel in FP32_DEST_KERNELS and not p.fp32_dest and draw.boolean(0.3):
         p = replace(p, fp32_dest=True, out_fmt=draw.choice(FP32_DEST_OUTPUTS if p.in_fmt == FP16 else (FP32, BF16)))
     return pipeline_case(p, np.random.default_rng(draw.integer(0, 2 ** 32 - 1)), name)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from generators.bulk import generate_one
-from generators.pipeline import BF16, BFP2, BFP4, BFP8, FP16, FP32, TILE_BYTES, Pipeline, threads
+from generators.pipeline import BF16, BFP2, BFP4, BFP8, FP16, FP32, INT8, INT32, TILE_BYTES, Pipeline, threads
 from hwbridge.golden_backend import GoldenBackend
 from tensix_diff.case import content, load_case
 
@@ -51,6 +51,8 @@ CORPUS = {   # corpus case -> the pipeline the generator builds for it
     "kernel-datacopy-bf16-fp32-dest": P("datacopy", fp32_dest=True),
     "kernel-eltwise-mul-bf16-hifi4-fp32-dest": P("eltwise", BF16, FP32, op="ELWMUL", fidelity=4, fp32_dest=True),
     "kernel-matmul-bf16-ct2-kt2-fp32-dest": P("matmul", BF16, FP32, ct_dim=2, kt_dim=2, fp32_dest=True),
+    "kernel-eltwise-add-int8": P("eltwise", INT8, INT8, fp32_dest=True),
+    "kernel-eltwise-sub-int8-2x2-tiles": P("eltwise", INT8, INT8, op="ELWSUB", fp32_dest=True, blocks=2, per_block=2),
     "kernel-untilize-pack-bf16": P("untilize"),
     "kernel-untilize-pack-bf16-block-of-2": P("untilize", per_block=2),
     "kernel-untilize-pack-fp16-to-fp32-2-blocks": P("untilize", FP16, FP32, blocks=2),
@@ -112,3 +114,27 @@ def test_pack_untilize_writes_the_tiles_row_major(p):
     got = np.frombuffer(b"".join(bytes.fromhex(result.state["l1"][f"{a:#x}"]) for a, _ in regions), dtype="<u2")
     rows = [t.reshape(2, 2, 16, 16).transpose(0, 2, 1, 3).reshape(32, 32) for t in tiles]
     assert np.array_equal(got.reshape(32, 32 * p.tiles), np.concatenate(rows, axis=1))
+
+
+@pytest.mark.parametrize("op,fidelity,out", [("ELWADD", 0, INT8), ("ELWSUB", 0, INT8), ("ELWMUL", 4, INT32)])
+def test_int8_eltwise_is_exact_integer_arithmetic(op, fidelity, out):
+    """tt-llk's Int8 eltwise kernel on golden: every output datum is A + B, A - B, or (HiFi4, all four
+    fidelity phases) A * B, in sign-magnitude Int8 (|A +/- B| <= 100) or Int32."""
+    import numpy as np
+
+    from generators.pipeline import pipeline_case
+    p = P("eltwise", INT8, out, op=op, fidelity=fidelity, fp32_dest=True, blocks=2)
+    case = pipeline_case(p, np.random.default_rng(3), "i8")
+    result = GoldenBackend().run(case)
+    assert result.status == "ok", result.message
+
+    def values(raw: bytes, dtype: str) -> np.ndarray:
+        v = np.frombuffer(raw, dtype).astype(np.int64)
+        top = 0x80 if dtype == "u1" else 0x80000000
+        return np.where(v & top, -(v & (top - 1)), v & (top - 1))
+    l1 = dict(case.init.l1)
+    for i, (addr, size) in enumerate(case.observed_l1()):
+        a, b = values(l1[0x20000 + 0x1000 * i], "u1"), values(l1[0x30000 + 0x1000 * i], "u1")
+        got = values(bytes.fromhex(result.state["l1"][f"{addr:#x}"]), "u1" if out == INT8 else "<u4")
+        assert np.array_equal(got, {"ELWADD": a + b, "ELWSUB": a - b, "ELWMUL": a * b}[op])
+        assert np.abs(got).max() > 0
