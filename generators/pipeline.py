@@ -84,8 +84,8 @@ def draw_pipeline(draw: Draw, kernels: dict[str, float]) -> Pipeline:
     to what the same LLK calls accept: ELWMUL at every fidelity, and an Int32 output (packer input Int32)."""
     names = [k for k in KERNELS if kernels.get(k, 0) > 0]
     kernel = draw.weighted(names, [kernels[k] for k in names])
-    if kernel == "eltwise-int8":
-        op = draw.choice(("ELWADD", "ELWSUB", "ELWMUL"))
+    if kernel == "eltwise-int8":                    # ELWMUL half the time: its fidelity phases are the new cells
+        op = draw.choice(("ELWADD", "ELWSUB", "ELWMUL", "ELWMUL"))
         return Pipeline("eltwise", INT8, draw.choice((INT8, INT32)), blocks=draw.integer(1, 2),
                         per_block=draw.integer(1, 2), op=op, fidelity=draw.choice((0, 2, 3, 4)) if op == "ELWMUL" else 0,
                         fp32_dest=True)
