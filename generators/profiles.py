@@ -148,8 +148,9 @@ def parse_profile(name: str, raw: dict, where: str) -> Profile:
     for other in mix:
         _need(other == "self" or other in profile_names(), where, f"thread_mix: no profile named '{other}'")
     templates = raw.get("templates") or {}
-    _need(isinstance(templates, dict) and set(templates) <= {"replay", "ccstack"}, where,
-          "templates: 'replay' (REPLAY load and plays) and 'ccstack' (balanced SFPU flag-stack blocks) exist")
+    _need(isinstance(templates, dict) and set(templates) <= {"replay", "ccstack", "mop"}, where,
+          "templates: 'replay' (REPLAY load and plays), 'ccstack' (balanced SFPU flag-stack blocks) and 'mop' "
+          "(a MOP template-0 block with its MopCfg and MOP_CFG) exist")
     edges = raw.get("dest_edges", 0.0)
     _need(isinstance(edges, (int, float)) and 0 <= edges <= 1, where, "dest_edges is a probability")
     special = raw.get("gpr_special", 0.3)

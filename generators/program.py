@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from golden import isa
+from golden.riscv import RiscvAction
 from golden.registers import config_field, fields as register_fields, thread_config_field
 from golden.state import THREADS
 from tensix_diff.case import Case, Init, case_hash, validate_shape
@@ -45,6 +46,7 @@ class ThreadPlan:
     sections: set[int] = field(default_factory=set)
     counts: Counter = field(default_factory=Counter)
     zw_used: int = 0          # ADC Z/W increments so far (an upper bound on what they added to any Z or W)
+    actions: list[tuple[int, RiscvAction]] = field(default_factory=list)   # (body index, RISC-V action)
 
 
 def field_max(ins: isa.Instruction, f: isa.Field) -> int:
@@ -281,6 +283,45 @@ class Builder:
         plan.needs |= self.rules.needs("SFPSETCC")
         return out
 
+    def mop_ok(self, plan: ThreadPlan) -> bool:
+        return plan.mix.templates.get("mop", 0) > 0 and all(
+            golden_accepts(n, self.profile.golden) for n in ("MOP", "MOP_CFG")) and bool(self.repeatable(plan))
+
+    def repeatable(self, plan: ThreadPlan) -> dict[str, float]:
+        """Candidates a MOP may issue up to 32 times: no follow-up words, no ADC Z/W increment (its budget
+        counts one issue) and no Dest row addressing (repeated AddrMod steps could run it past row 1023)."""
+        def ok(name: str) -> bool:
+            spec = self.rules.field_spec(name, plan.mix)
+            return (not self.rules.follow(name) and "dest" not in self.rules.needs(name)
+                    and all(c.get("role") != "adc_zw_inc" for c in spec.values()))
+        return {n: w for n, w in self.current(plan).items() if ok(n)}
+
+    def mop_block(self, plan: ThreadPlan) -> list[int]:
+        """MOPExpander.md template 0 (ttsim mop_expander): the RISC-V writes MopCfg words 1..8 (flags: bit 0 B
+        instructions, bit 1 A1..A3; B, A0..A3, SkipA, SkipB), then MOP_CFG sets the zmask's top half and MOP runs
+        1..32 iterations, each issuing the A instructions (and B) where the zmask bit is 0, the skips where 1."""
+        d = self.draw
+        names = self.repeatable(plan)
+        nop = isa.encode("NOP", {})
+
+        def pick() -> int:
+            return self.one_word(d.weighted(list(names), list(names.values())), plan)
+        flags = d.integer(0, 3)
+        cfg = {i: nop for i in range(2, 9)}
+        cfg[1], cfg[3] = flags, pick()
+        if flags & 2:
+            cfg.update({4: pick(), 5: pick(), 6: pick()})
+        if flags & 1:
+            cfg[2] = pick()
+            cfg[8] = pick() if d.boolean(0.7) else nop
+        cfg[7] = pick() if d.boolean(0.7) else nop
+        mask = d.bits(32)
+        at = len(plan.body)
+        plan.actions += [(at, RiscvAction("mop_cfg", (i, v))) for i, v in sorted(cfg.items())]
+        plan.counts["MOP"] += 1
+        return [isa.encode("MOP_CFG", {"zmask_hi16": mask >> 16}),
+                isa.encode("MOP", {"mop_type": 0, "loop_count": d.integer(0, 31), "zmask_lo16_or_loop_count": mask & 0xFFFF})]
+
     def current(self, plan: ThreadPlan) -> dict[str, float]:
         names = {n: w for n, w in plan.candidates.items() if self.eligible(n, plan.thread)}
         if not names:  # every candidate needs state another thread owns: fall back to a no-op
@@ -302,8 +343,13 @@ class Builder:
             if self.ccstack_ok(plan) and room >= 6:
                 items.append("@ccstack")
                 weights.append(plan.mix.templates["ccstack"])
+            if self.mop_ok(plan) and room >= 2:
+                items.append("@mop")
+                weights.append(plan.mix.templates["mop"])
             pick = d.weighted(items, weights)
-            if pick == "@replay":
+            if pick == "@mop":
+                plan.body.extend(self.mop_block(plan))
+            elif pick == "@replay":
                 plan.body.extend(self.replay_block(plan, room))
             elif pick == "@ccstack":
                 plan.body.extend(self.ccstack_block(plan, room))
@@ -405,6 +451,7 @@ class Builder:
     def build(self, name: str | None = None) -> Case:
         init = Init()
         programs: dict[int, list[int]] = {}
+        actions: dict[int, list[tuple[int, RiscvAction]]] = {}
         plans = self.plans()
         self.built = plans            # kept for inspection (tests, coverage of the mix)
         for plan in plans:
@@ -412,8 +459,10 @@ class Builder:
         for plan in plans:
             prologue, epilogue = self.thread_setup(plan, init)
             programs[plan.thread] = prologue + plan.body + epilogue
+            if plan.actions:
+                actions[plan.thread] = [(len(prologue) + i, a) for i, a in plan.actions]
         case = Case(name=name or "generated", description=self.describe(plans), threads=programs, init=init,
-                    tags=["generated", f"profile:{self.profile.name}"])
+                    tags=["generated", f"profile:{self.profile.name}"], actions=actions)
         if name is None:
             case.name = f"gen-{self.profile.name}-{case_hash(case)[:12]}"
         validate_shape(case)

@@ -357,3 +357,30 @@ def test_ccstack_blocks_are_balanced_and_nest_at_most_two_deep():
                 deepest = max(deepest, depth)
             assert depth == 0
     assert deepest == 2
+
+
+def test_mop_blocks_configure_their_template_and_show_the_zmask():
+    """The counters profile's MOP template-0 blocks: MopCfg words 1..8 written by RISC-V actions just before
+    MOP_CFG, then MOP type 0 of at most 32 iterations (ttsim's limit); they run on golden, and in some case
+    the zmask's top half that MOP_CFG sets changes what the MOP issues (its ablation shows in the state)."""
+    from tensix_diff.effects import observed_effects
+    golden, with_mop, cfg_seen = GoldenBackend(), 0, 0
+    for i in range(40):
+        case = generate_one(5101, i, "counters")
+        for t, words in case.threads.items():
+            for j, w in enumerate(words):
+                ins, f = isa.decode(w)
+                if ins.name != "MOP_CFG":
+                    continue
+                mop, fm = isa.decode(words[j + 1])
+                assert mop.name == "MOP" and fm["mop_type"] == 0 and fm["loop_count"] <= 31
+                before = sorted(a.args[0] for k, a in case.actions[t] if k == j and a.kind == "mop_cfg")
+                assert before == list(range(1, 9))
+                with_mop += 1
+        if not any(a.kind == "mop_cfg" for acts in case.actions.values() for _, a in acts):
+            continue
+        result = golden.run(case)
+        assert result.status == "ok", result.message
+        eff = observed_effects(case, result.state, result.state, expansions=False)
+        cfg_seen += any(isa.decode(case.threads[t][j])[0].name == "MOP_CFG" for t, j in eff.observed)
+    assert with_mop >= 10 and cfg_seen >= 1, (with_mop, cfg_seen)
