@@ -245,53 +245,77 @@ def html_report(cov: Coverage) -> str:
 
 def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: bool = True) -> list[Run]:
     """Run every case on golden, look up its recording, assess the pair, and for each match the
-    instructions whose effect was observed (cached; ``jobs`` processes). Progress on stderr."""
+    instructions whose effect was observed (cached; both steps on ``jobs`` processes). Progress on stderr."""
     from hwbridge.hw_corpus import load_any
-    from tensix_cli.backends import open_backend, run_case
-    golden, replay = open_backend("golden"), open_backend("replay", recordings=recordings)
+    from tensix_cli.backends import open_backend
+    global _ASSESS
     cases = load_any(paths)   # case files, directories and recorded fuzz bundles
+    _ASSESS = (cases, open_backend("golden"), open_backend("replay", recordings=recordings), effects)
     out, todo = [], []
     cache = _EffectsCache()
-    assessed = Progress("coverage: assessed", len(cases))
-    for case in cases:
-        rec = run_case(replay, case)
-        rec = rec if rec.status not in ("missing", "stale") else None
-        try:
-            model = golden.run(case)
-        except Exception as e:  # a golden bug: counted as not run, and said, never a traceback
-            print(f"coverage: golden raised on {case.name}: {type(e).__name__}: {e}", file=sys.stderr)
-            model = Result("golden-crash", message=f"{type(e).__name__}: {e}")
-        outcome, message = None, ""
-        if rec is not None and rec.ok and model.ok:
-            v = assess(case, model, rec, ("golden", "device"), "replay")
-            outcome, message = v.outcome, v.message
-        observed, mask = None, None
-        if outcome == MATCHED and effects:   # a known divergence's explained fields were not compared: nothing credited
-            mask = _keys(rec.state)     # what the device observed; only its shape is the effects mask
-            observed = cache.get(case, rec.state)
+    rows = _pooled(_assess_one, range(len(cases)), jobs, Progress("coverage: assessed", len(cases)))
+    for case, (model, rec, outcome, message, mask) in zip(cases, rows):
+        observed = None
+        if mask is not None:
+            observed = cache.get_key(_EffectsCache.key_of(case, mask))
             if observed is None:
                 todo.append((len(out), mask))
-        if outcome != DIVERGED:  # states are kept only where a report draws them: memory stays per case small
-            model = _stateless(model)
-            rec = _stateless(rec) if rec is not None else None
         out.append([case, model, rec, observed, outcome, message])
-        assessed.step()
+    _ASSESS = None
     if todo:
         work = [(out[i][0], mask, None) for i, mask in todo]
-        if jobs > 1 and len(work) > 20:
-            import multiprocessing
-            with multiprocessing.get_context("fork").Pool(jobs) as pool:
-                found, effects = [], Progress("coverage: effects", len(work))
-                for r in pool.imap(_effects, work, chunksize=8):
-                    found.append(r)
-                    effects.step()
-        else:
-            found = [_effects(w) for w in work]
+        found = _pooled(_effects, work, jobs, Progress("coverage: effects", len(work)))
         for (i, mask), observed in zip(todo, found):
             out[i][3] = observed
             cache.put_key(_EffectsCache.key_of(out[i][0], mask), observed)
         cache.save()
     return [tuple(r) for r in out]
+
+
+_ASSESS = None     # (cases, golden backend, replay backend, effects wanted): what forked workers of collect() read
+
+
+def _pooled(fn, items, jobs: int, progress: Progress) -> list:
+    """[fn(x) for x in items] on ``jobs`` forked processes (in order), stepping ``progress``."""
+    items = list(items)
+    if jobs <= 1 or len(items) <= 20:
+        out = []
+        for x in items:
+            out.append(fn(x))
+            progress.step()
+        return out
+    import multiprocessing
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        out = []
+        for r in pool.imap(fn, items, chunksize=8):
+            out.append(r)
+            progress.step()
+    return out
+
+
+def _assess_one(i: int) -> tuple:
+    """Case i of _ASSESS: (golden result, recording, verdict outcome, message, effects mask or None); states
+    are kept only where a report draws them (divergences), so what travels back stays small."""
+    from tensix_cli.backends import run_case
+    cases, golden, replay, effects = _ASSESS
+    case = cases[i]
+    rec = run_case(replay, case)
+    rec = rec if rec.status not in ("missing", "stale") else None
+    try:
+        model = golden.run(case)
+    except Exception as e:  # a golden bug: counted as not run, and said, never a traceback
+        print(f"coverage: golden raised on {case.name}: {type(e).__name__}: {e}", file=sys.stderr)
+        model = Result("golden-crash", message=f"{type(e).__name__}: {e}")
+    outcome, message, mask = None, "", None
+    if rec is not None and rec.ok and model.ok:
+        v = assess(case, model, rec, ("golden", "device"), "replay")
+        outcome, message = v.outcome, v.message
+    if outcome == MATCHED and effects:   # a known divergence's explained fields were not compared: nothing credited
+        mask = _keys(rec.state)          # what the device observed; only its shape is the effects mask
+    if outcome != DIVERGED:
+        model = _stateless(model)
+        rec = _stateless(rec) if rec is not None else None
+    return model, rec, outcome, message, mask
 
 
 def _effects(work) -> Effects:
@@ -320,10 +344,6 @@ class _EffectsCache:
         self.dirty = False
 
     @staticmethod
-    def key(case: Case, device_state: dict) -> str:
-        return _EffectsCache.key_of(case, _keys(device_state))
-
-    @staticmethod
     def key_of(case: Case, shape: dict) -> str:
         import hashlib
         return case_hash(case) + ":" + hashlib.sha256(json.dumps(shape).encode()).hexdigest()[:16]
@@ -333,8 +353,8 @@ class _EffectsCache:
         self.data[key]["total"] = eff.total
         self.dirty = True
 
-    def get(self, case: Case, device_state: dict) -> Effects | None:
-        got = self.data.get(self.key(case, device_state))
+    def get_key(self, key: str) -> Effects | None:
+        got = self.data.get(key)
         if not isinstance(got, dict):
             return None
         return Effects(got["total"], *(tuple(tuple(x) for x in got[k]) for k in ("observed", "issued", "expanded")))
