@@ -81,6 +81,10 @@ class Rules:
                 spec.setdefault(fname, {}).update(c)
         return spec
 
+    def config_words(self, name: str) -> list[int]:
+        """Config words an instruction reads beyond its fields (they get initial values, like named ones)."""
+        return list((self.entry(name) or {}).get("config_words") or [])
+
     def follow(self, name: str) -> list[str]:
         return list((self.entry(name) or {}).get("follow") or [])
 
@@ -109,7 +113,8 @@ def _validate(raw: dict) -> None:
         _check(name in table, f"instructions: '{name}' is not in golden/isa.yaml")
         e = e or {}
         raw["instructions"][name] = e
-        _check(set(e) <= {"needs", "fields", "fixups", "exclude", "follow"}, f"{name}: unknown keys {sorted(set(e))}")
+        _check(set(e) <= {"needs", "fields", "fixups", "exclude", "follow", "config_words"},
+               f"{name}: unknown keys {sorted(set(e))}")
         for kind in e.get("needs", []):
             _check(kind in raw["setups"], f"{name}: needs unknown setup '{kind}'")
         names = {f.name for f in table[name].fields}

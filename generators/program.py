@@ -16,7 +16,7 @@ from golden import isa
 from golden.riscv import RiscvAction
 from golden.registers import config_field, fields as register_fields, thread_config_field
 from golden.state import THREADS
-from tensix_diff.case import Case, Init, case_hash, validate_shape
+from tensix_diff.case import Case, Init, Observe, case_hash, validate_shape
 
 from .constraints import Rules, available, golden_accepts, rules, setc16_setup
 from .draw import Draw
@@ -47,6 +47,8 @@ class ThreadPlan:
     counts: Counter = field(default_factory=Counter)
     zw_used: int = 0          # ADC Z/W increments so far (an upper bound on what they added to any Z or W)
     actions: list[tuple[int, RiscvAction]] = field(default_factory=list)   # (body index, RISC-V action)
+    config_state: int | None = None   # the config state the thread addresses, once its set-up drew one
+    role_config: set[int] = field(default_factory=set)   # config words its instructions' fields name (observed)
 
 
 def field_max(ins: isa.Instruction, f: isa.Field) -> int:
@@ -170,6 +172,7 @@ class Builder:
             bases = [i for i in sorted(regs) if i % width == 0 and i <= fmax and all(i + k in regs for k in range(width))]
             v = d.choice(bases)
             plan.config.update(range(v, v + width))
+            plan.role_config.update(range(v, v + width))
             return v
         if role == "adc_mask":
             allowed = self.adc_allowed(plan.thread)
@@ -204,6 +207,7 @@ class Builder:
             if spec.get(f.name, {}).get("role") is not None:
                 values[f.name] = self.role_value(ins, f, spec[f.name], values, plan)
         plan.zw_used += max((values[k] for k, c in spec.items() if c.get("role") == "adc_zw_inc"), default=0)
+        plan.config.update(self.rules.config_words(name))
         needs = self.rules.needs(name)
         plan.needs |= needs
         for s in self.shared_needs(name):
@@ -375,6 +379,7 @@ class Builder:
         if "config" in plan.needs:
             state = d.weighted(*zip(*sorted(self.profile.config_state.items())))
             tc[thread_config_field("CFG_STATE_ID_StateID").index] = state
+            plan.config_state = state
             words = init.config.setdefault(state, {})
             for idx in sorted(plan.config):
                 mask = defined_mask("config", idx)
@@ -461,8 +466,10 @@ class Builder:
             programs[plan.thread] = prologue + plan.body + epilogue
             if plan.actions:
                 actions[plan.thread] = [(len(prologue) + i, a) for i, a in plan.actions]
+        observe = Observe(config={p.config_state: sorted(p.role_config) for p in plans
+                                  if p.role_config and p.config_state is not None})
         case = Case(name=name or "generated", description=self.describe(plans), threads=programs, init=init,
-                    tags=["generated", f"profile:{self.profile.name}"], actions=actions)
+                    observe=observe, tags=["generated", f"profile:{self.profile.name}"], actions=actions)
         if name is None:
             case.name = f"gen-{self.profile.name}-{case_hash(case)[:12]}"
         validate_shape(case)

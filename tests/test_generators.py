@@ -384,3 +384,24 @@ def test_mop_blocks_configure_their_template_and_show_the_zmask():
         eff = observed_effects(case, result.state, result.state, expansions=False)
         cfg_seen += any(isa.decode(case.threads[t][j])[0].name == "MOP_CFG" for t, j in eff.observed)
     assert with_mop >= 10 and cfg_seen >= 1, (with_mop, cfg_seen)
+
+
+def test_config_words_named_by_fields_are_observed_and_cfgshiftmask_reads_set_scratch():
+    """A generated case observes (observe.config, in the thread's config state) every config word its fields
+    name, and CFGSHIFTMASK's SCRATCH_SEC0..2 words (config 209..211) get initial values like named words."""
+    seen = 0
+    for i in range(30):
+        case = generate_one(5201, i, "scalar")
+        named = set()
+        for words in case.threads.values():
+            for w in words:
+                ins, f = isa.decode(w)
+                if ins.name in ("WRCFG", "RDCFG", "CFGSHIFTMASK"):
+                    named.add(f["cfgreg"])
+                if ins.name == "CFGSHIFTMASK":
+                    seen += 1
+                    assert (f["operation"], f["mask_width"], f["right_cshift_amt"]) == (3, 31, 0)
+                    assert {209, 210, 211} <= set().union(*(set(r) for r in case.init.config.values()))
+        observed = set().union(*(set(v) for v in case.observe.config.values())) if case.observe.config else set()
+        assert named <= observed, (case.name, named - observed)
+    assert seen >= 10
