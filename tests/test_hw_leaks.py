@@ -1,7 +1,8 @@
 """No state leaks from one case into the next on the hw backend: B run right after A on the same worker
 gives exactly what B gives alone, bit for bit, for at least 1,000 (A, B) pairs.
 
-A (dirty) cases: generated cases of every profile, plus one directed case per stateful unit (packer
+A (dirty) cases: generated cases of every profile (tt-llk pipelines and MOP blocks with their RISC-V
+actions among them), plus one directed case per stateful unit (packer
 mid-tile, the SFPU flag stack at every depth, lane flags pushed, a loaded replay buffer, a held mutex, a
 latched wait, MOP mask, posted semaphores, LRegs, Src banks left valid, unpacker state). B (probe) cases:
 the five pairs a review found leaking on ttsim 1.10.0, and generated cases of every profile.
@@ -19,7 +20,8 @@ from golden import isa
 from tensix_diff.case import Case, load_case
 
 ROOT = Path(__file__).resolve().parents[1]
-PROFILES = ("default", "arith", "arith-edges", "counters", "regfile", "scalar")
+PROFILES = ("default", "arith", "arith-edges", "counters", "regfile", "scalar", "pipeline")   # counters and
+# default now carry MOP blocks (mop_cfg RISC-V actions); pipeline: whole tt-llk kernels with every action kind
 SFPSTORE0 = "SFPSTORE lreg_ind=1 instr_mod0=6 sfpu_addr_mode=0 dest_reg_addr=0"
 
 
@@ -88,8 +90,8 @@ def _same(a, b) -> bool:
 
 
 def test_b_after_a_equals_b_alone_for_1000_pairs(hw, capsys):
-    dirty = directed_dirty() + _generated(301, 4)            # 17 directed + 24 generated
-    clean = probes() + _generated(302, 4)                     # 5 probes + 24 generated
+    dirty = directed_dirty() + _generated(301, 4)            # 17 directed + 28 generated
+    clean = probes() + _generated(302, 4)                     # 5 probes + 28 generated
     alone = {}
     for b in clean:
         hw.worker.stop()                                      # B alone: on a fresh simulator
