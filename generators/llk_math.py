@@ -24,7 +24,9 @@ def pack_sync_init(m: KernelThread) -> None:
 
 def hw_configure(m: KernelThread, fp32_dest: bool = False, int8: bool = False) -> None:
     """llk_math_common.h _llk_math_hw_configure_<fp32_dest>; ``int8``: an Int8 (or Int32) operand format, which
-    sets INT8_math_enabled (its dbg_feature_disable is a RISC-V register write no case holds)."""
+    sets INT8_math_enabled. Left out: the Int8 path's _llk_math_dbg_feature_disable_ (RISCV_DEBUG_REG_DBG_
+    FEATURE_DISABLE = 1 << 11, the feature_disable action): ttsim refuses a nonzero write, golden does not model
+    what it disables."""
     m.rmw_field("DEST_ACCESS_CFG_zeroacc_absolute_tile_mode", 0)
     m.stallwait(0x80, 0x10)
     m.rmw_field("ALU_ACC_CTRL_INT8_math_enabled", int(int8))
