@@ -23,7 +23,7 @@ from tensix_diff.compare import DIVERGED, MATCHED
 from tensix_diff.effects import Effects, observed_effects
 from tensix_diff import report_html as H
 
-from .progress import Progress
+from .progress import Progress, pooled
 
 LEVELS = ("observed", "compared", "recorded", "golden", "never")   # strongest first
 RAN = LEVELS[:4]
@@ -253,7 +253,7 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: 
     _ASSESS = (cases, open_backend("golden"), open_backend("replay", recordings=recordings), effects)
     out, todo = [], []
     cache = _EffectsCache()
-    rows = _pooled(_assess_one, range(len(cases)), jobs, Progress("coverage: assessed", len(cases)))
+    rows = pooled(_assess_one, range(len(cases)), jobs, Progress("coverage: assessed", len(cases)))
     for case, (model, rec, outcome, message, mask) in zip(cases, rows):
         observed = None
         if mask is not None:
@@ -264,7 +264,7 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: 
     _ASSESS = None
     if todo:
         work = [(out[i][0], mask, None) for i, mask in todo]
-        found = _pooled(_effects, work, jobs, Progress("coverage: effects", len(work)))
+        found = pooled(_effects, work, jobs, Progress("coverage: effects", len(work)))
         for (i, mask), observed in zip(todo, found):
             out[i][3] = observed
             cache.put_key(_EffectsCache.key_of(out[i][0], mask), observed)
@@ -273,24 +273,6 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: 
 
 
 _ASSESS = None     # (cases, golden backend, replay backend, effects wanted): what forked workers of collect() read
-
-
-def _pooled(fn, items, jobs: int, progress: Progress) -> list:
-    """[fn(x) for x in items] on ``jobs`` forked processes (in order), stepping ``progress``."""
-    items = list(items)
-    if jobs <= 1 or len(items) <= 20:
-        out = []
-        for x in items:
-            out.append(fn(x))
-            progress.step()
-        return out
-    import multiprocessing
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        out = []
-        for r in pool.imap(fn, items, chunksize=8):
-            out.append(r)
-            progress.step()
-    return out
 
 
 def _assess_one(i: int) -> tuple:

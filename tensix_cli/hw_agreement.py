@@ -1,6 +1,6 @@
 """Agreement of golden with the recorded device results, per instruction class.
 
-    python -m tensix_cli.hw_agreement [CASES...] [--recordings DIR] [--json OUT]
+    python -m tensix_cli.hw_agreement [CASES...] [--recordings DIR] [--json OUT] [--jobs N]
 
 For every case (default: the curated corpus and tests/fuzz_corpus bundles) golden runs and the
 replay store answers; each case is matched, diverged (with its triage signature, and whether
@@ -22,7 +22,7 @@ from golden import isa
 
 from hwbridge.base import OK, REFUSED
 
-from .progress import Progress
+from .progress import Progress, pooled
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_PATHS = (REPO / "tests" / "corpus", REPO / "tests" / "fuzz_corpus")
@@ -45,44 +45,51 @@ def refusal_reason(message: str) -> str:
     return re.sub(r"\d+|0x[0-9a-f]+", "N", message.split(": ", 1)[-1])[:90]
 
 
-def evaluate(cases, store) -> list[dict]:
-    from tensix_diff.assess import assess
-    from tensix_diff.triage import signature
-
+def evaluate(cases, store, jobs: int = 2) -> list[dict]:
+    """One row per case (in order), on ``jobs`` forked processes."""
     from hwbridge.golden_backend import GoldenBackend
     from hwbridge.replay import ReplayBackend
+    global _EVAL
+    _EVAL = (cases, GoldenBackend(), ReplayBackend(store=store))
+    try:
+        return pooled(_row, range(len(cases)), jobs, Progress("agreement", len(cases)))
+    finally:
+        _EVAL = None
 
-    golden, replay = GoldenBackend(), ReplayBackend(store=store)
-    rows = []
-    progress = Progress("agreement", len(cases))
-    for case in cases:
-        progress.step()
-        g, r = golden.run(case), replay.run(case)
-        row = {"case": case.name, "classes": classes(case), "golden": g.status, "device": r.status,
-               "device_kind": r.provenance.get("device", "")}
-        if r.status in ("missing", "stale"):
-            row["outcome"] = r.status
-        elif r.status == REFUSED:
-            by = r.provenance.get("refused_by", "harness")
-            row["outcome"] = f"refused-{by}" if by in ("simulator", "harness") else "other"
-            row["reason"] = refusal_reason(r.message)
-        elif g.status == "hang" and r.status == "hang":
-            row["outcome"] = "hang-both"
+
+_EVAL = None      # (cases, golden backend, replay backend): what evaluate()'s forked workers read
+
+
+def _row(i: int) -> dict:
+    from tensix_diff.assess import assess
+    from tensix_diff.triage import signature
+    cases, golden, replay = _EVAL
+    case = cases[i]
+    g, r = golden.run(case), replay.run(case)
+    row = {"case": case.name, "classes": classes(case), "golden": g.status, "device": r.status,
+           "device_kind": r.provenance.get("device", "")}
+    if r.status in ("missing", "stale"):
+        row["outcome"] = r.status
+    elif r.status == REFUSED:
+        by = r.provenance.get("refused_by", "harness")
+        row["outcome"] = f"refused-{by}" if by in ("simulator", "harness") else "other"
+        row["reason"] = refusal_reason(r.message)
+    elif g.status == "hang" and r.status == "hang":
+        row["outcome"] = "hang-both"
+    else:
+        v = assess(case, g, r, ("golden", "device"), "replay")
+        if v.outcome in ("matched", "known"):
+            row["outcome"] = v.outcome
+            if v.known:
+                row.update(known=list(v.known), signature="registry: " + ", ".join(v.known))
+        elif v.outcome == "diverged":
+            row.update(outcome="diverged", signature=str(signature(case, v)), detail=v.message[:300])
+        elif v.outcome == "uncompared":
+            row["outcome"], row["reason"] = "uncompared", v.why or v.message[:120]
         else:
-            v = assess(case, g, r, ("golden", "device"), "replay")
-            if v.outcome in ("matched", "known"):
-                row["outcome"] = v.outcome
-                if v.known:
-                    row.update(known=list(v.known), signature="registry: " + ", ".join(v.known))
-            elif v.outcome == "diverged":
-                row.update(outcome="diverged", signature=str(signature(case, v)), detail=v.message[:300])
-            elif v.outcome == "uncompared":
-                row["outcome"], row["reason"] = "uncompared", v.why or v.message[:120]
-            else:
-                row["outcome"] = "other"
-                row["reason"] = f"golden {g.status}, device {r.status}"
-        rows.append(row)
-    return rows
+            row["outcome"] = "other"
+            row["reason"] = f"golden {g.status}, device {r.status}"
+    return row
 
 
 def table(rows: list[dict]) -> list[str]:
@@ -104,12 +111,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("cases", nargs="*", help="case files, directories, *.cases.jsonl.gz bundles")
     ap.add_argument("--recordings", help="replay store (default: the project's)")
     ap.add_argument("--json", help="write every case's row here")
+    ap.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
     args = ap.parse_args(argv)
     from tensix_diff.store import Store
 
     from hwbridge.hw_corpus import load_any
     cases = load_any(args.cases or [str(p) for p in DEFAULT_PATHS])
-    rows = evaluate(cases, Store(args.recordings))
+    rows = evaluate(cases, Store(args.recordings), args.jobs)
     devices = Counter(r["device_kind"] for r in rows if r["device_kind"])
     print(f"{len(rows)} cases; recordings from: " + ", ".join(f"{d} ({n})" for d, n in devices.most_common()))
     print("A case counts under every instruction class it uses; 'known' = every difference explained by configs/known_divergences.yaml.")

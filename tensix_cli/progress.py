@@ -34,3 +34,22 @@ class Progress:
         if self.shown:
             print(file=sys.stderr, flush=True)
             self.shown = False
+
+
+def pooled(fn, items, jobs: int, progress: Progress) -> list:
+    """[fn(x) for x in items], in order, on ``jobs`` forked processes (which see the parent's module state as
+    it was when this was called), stepping ``progress``."""
+    items = list(items)
+    if jobs <= 1 or len(items) <= 20:
+        out = []
+        for x in items:
+            out.append(fn(x))
+            progress.step()
+        return out
+    import multiprocessing
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        out = []
+        for r in pool.imap(fn, items, chunksize=8):
+            out.append(r)
+            progress.step()
+    return out
