@@ -86,8 +86,9 @@ def draw_pipeline(draw: Draw, kernels: dict[str, float]) -> Pipeline:
     kernel = draw.weighted(names, [kernels[k] for k in names])
     if kernel == "eltwise-int8":                    # ELWMUL half the time: its fidelity phases are the new cells
         op = draw.choice(("ELWADD", "ELWSUB", "ELWMUL", "ELWMUL"))
-        return Pipeline("eltwise", INT8, draw.choice((INT8, INT32)), blocks=draw.integer(1, 2),
-                        per_block=draw.integer(1, 2), op=op, fidelity=draw.choice((0, 2, 3, 4)) if op == "ELWMUL" else 0,
+        out, blocks, per_block = draw.choice((INT8, INT32)), draw.integer(1, 2), draw.integer(1, 2)
+        fidelity = draw.choice((0, 2, 3, 4)) if op == "ELWMUL" else 0
+        return Pipeline("eltwise", INT8, out, blocks=blocks, per_block=per_block, op=op, fidelity=fidelity,
                         fp32_dest=True)
     if kernel in ("reduce", "tilize"):
         in_fmt = BF16

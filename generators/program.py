@@ -323,8 +323,8 @@ class Builder:
         at = len(plan.body)
         plan.actions += [(at, RiscvAction("mop_cfg", (i, v))) for i, v in sorted(cfg.items())]
         plan.counts["MOP"] += 1
-        return [isa.encode("MOP_CFG", {"zmask_hi16": mask >> 16}),
-                isa.encode("MOP", {"mop_type": 0, "loop_count": d.integer(0, 31), "zmask_lo16_or_loop_count": mask & 0xFFFF})]
+        mop = {"mop_type": 0, "loop_count": d.integer(0, 31), "zmask_lo16_or_loop_count": mask & 0xFFFF}
+        return [isa.encode("MOP_CFG", {"zmask_hi16": mask >> 16}), isa.encode("MOP", mop)]
 
     def current(self, plan: ThreadPlan) -> dict[str, float]:
         names = {n: w for n, w in plan.candidates.items() if self.eligible(n, plan.thread)}
