@@ -110,6 +110,7 @@ class Coverage:
                          f"{sum(possible_modes(c.ins) for c in self.instructions.values())} mode values, "
                          f"{classes} of {sum(c.class_total for c in self.instructions.values())} field-value classes")
         lines.append(self.reachable_line())
+        lines.append(self.supported_line())
         if self.divergences:
             lines.append(f"divergences between golden and the recordings: {len(self.divergences)}")
         return lines
@@ -124,6 +125,19 @@ class Coverage:
         return (f"mode values the generators can emit (explicit value lists in configs/constraints.yaml, over "
                 f"configs/profiles; AddrMod section fields apart): {len(bins)}; {got['observed']} with an observed "
                 f"effect in a matched case, {got['compared']} in compared cases")
+
+    def supported_line(self, bar: int = 100) -> str:
+        """The instructions golden models and ttsim runs: how many have an observed effect in ``bar`` or more
+        matched cases (those below, with their counts), and their mode values and field-value classes observed."""
+        sup = [c for c in self.instructions.values() if c.ins.golden == "modelled" and not c.ins.ttsim_unsupported]
+        below = sorted((c for c in sup if c.cases["observed"] < bar), key=lambda c: (c.cases["observed"], c.ins.name))
+        modes = sum(len(c.seen("modes", "observed")) for c in sup), sum(possible_modes(c.ins) for c in sup)
+        classes = sum(len(c.seen("classes", "observed")) for c in sup), sum(c.class_total for c in sup)
+        return (f"modelled by golden and run by ttsim: {len(sup)} instructions, {len(sup) - len(below)} with an "
+                f"observed effect in >= {bar} matched cases; below: "
+                + (", ".join(f"{c.ins.name} {c.cases['observed']}" for c in below) or "none")
+                + f"; observed of theirs: {modes[0]} of {modes[1]} mode values, {classes[0]} of {classes[1]} "
+                f"field-value classes")
 
     def rows(self) -> list[tuple]:
         out = []

@@ -79,6 +79,10 @@ def test_each_instruction_gets_its_strongest_evidence():
     text = "\n".join(cov.summary_lines())
     assert "1 with an observed effect in a matched case, 1 more ran in compared cases" in text
     assert "1 ran on golden only" in text and "134 never ran" in text
+    supported = sum(i.golden == "modelled" and not i.ttsim_unsupported for i in isa.table().values())
+    assert (f"modelled by golden and run by ttsim: {supported} instructions, 1 with an observed effect in >= 1 "
+            "matched cases") in cov.supported_line(bar=1)
+    assert "ZEROACC" not in cov.supported_line(bar=1) and "ZEROACC 1" in cov.supported_line()
 
 
 def test_the_html_report_is_self_contained_and_draws_the_dest_difference():
