@@ -266,8 +266,8 @@ def _fill_words() -> tuple[tuple[int, ...], tuple[int, ...], int, int, int]:
             _t("SFPSTORE", lreg_ind=0, instr_mod0=6, dest_reg_addr=0))
 
 
-def _rotl2(w: int) -> int:
-    """golden.isa.to_stream, inline: the word rotated left by two."""
+def _rotl2(w):
+    """golden.isa.to_stream, inline (an int or an int64 array): the word rotated left by two."""
     return ((w << 2) | (w >> 30)) & 0xFFFFFFFF
 
 
@@ -282,22 +282,27 @@ def _dest(p: rv.Program, case: Case) -> None:
     grid = np.zeros((DEST_ROWS, COLS), dtype=np.int64)
     for r, v in case.init.dest:
         grid[r] = v
-    # lanes[g, odd, lane]: lane 8 * (row - 4g) + col // 2 of rows 4g..4g+3, columns of that parity
-    lanes_all = grid.reshape(DEST_ROWS // 4, 4, COLS // 2, 2).transpose(0, 3, 1, 2).reshape(DEST_ROWS // 4, 2, 32)
-    live = lanes_all.any(axis=2)
-    out: list[int] = []
-    for g in range(DEST_ROWS // 4):
-        for odd in (0, 1):
-            addr = 4 * g + 2 * odd
-            if not live[g, odd]:
-                out.append(zero[addr])
-                continue
-            lanes = lanes_all[g, odd].tolist()
-            out.append(_rotl2(loadi | lanes[31]))
-            for k in range(30, -1, -1):
-                if lanes[k] != lanes[k + 1]:
-                    out += (iadd[k], _rotl2(loadi | lanes[k]))
-            out += (encc, _rotl2(store0 | addr))
+    # lanes[i, lane] for i = 2 * g + odd: lane 8 * (row - 4g) + col // 2 of rows 4g..4g+3, columns of that parity
+    lanes = grid.reshape(DEST_ROWS // 4, 4, COLS // 2, 2).transpose(0, 3, 1, 2).reshape(DEST_ROWS // 2, 32)
+    live = lanes.any(axis=1)
+    # one row of words per (g, odd) in stream order, and which of them it issues: SFPLOADI of lane 31's value;
+    # for k = 30..0, where lane k differs from lane k + 1, SFPIADD k and SFPLOADI of lane k's value; SFPENCC and
+    # the SFPSTORE. A group holding only zeros issues its zero store alone.
+    addrs = 2 * np.arange(DEST_ROWS // 2)          # Dest address 4g + 2 * odd
+    ks = np.arange(30, -1, -1)
+    words = np.empty((DEST_ROWS // 2, 65), dtype=np.int64)
+    words[:, 0] = np.where(live, _rotl2(loadi | lanes[:, 31]), np.asarray(zero)[addrs])
+    words[:, 1:63:2] = np.asarray(iadd)[ks]
+    words[:, 2:63:2] = _rotl2(loadi | lanes[:, ks])
+    words[:, 63] = encc
+    words[:, 64] = _rotl2(store0 | addrs)
+    keep = np.zeros(words.shape, dtype=bool)
+    keep[:, 0] = True
+    differs = (lanes[:, ks] != lanes[:, ks + 1]) & live[:, None]
+    keep[:, 1:63:2] = differs
+    keep[:, 2:63:2] = differs
+    keep[:, 63:] = live[:, None]
+    out = words[keep].tolist()
     p.emit(*out)
     for r in range(2):
         p.tensix(_t("SFPLOADI", lreg_ind=r, instr_mod0=2, imm16=0))
