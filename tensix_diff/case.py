@@ -524,7 +524,8 @@ _INDENT = re.compile(r"^ +", re.M)
 
 # --- fast path: the layout dump_case writes ---------------------------------------------------------------
 # Generated corpora are dump_case output, which PyYAML composes at about 10 ms a file. _DumpReader reads that
-# layout line by line, and only where a line's YAML meaning is plain: quoted text of printable ASCII without
+# layout line by line (a plain name and no description also: big hand-written programs), and only where a
+# line's YAML meaning is plain: quoted text of printable ASCII without
 # escapes, decimal without leading zeros (YAML 1.1 reads 010 as octal), lower-case 0x hex, keys in the writer's
 # order; no empty block (YAML null), comment, anchor, tag, tab, blank line, RISC-V action or other style.
 # For anything else, a key given twice or a case that fails a check, _fast_case returns None and the walker
@@ -534,12 +535,13 @@ _TEXT = r'"([ !#-\[\]-~]*)"'          # printable ASCII but '"' and '\': YAML re
 _DEC = r"(?:0|[1-9][0-9]*)"
 _HEX = r"0x[0-9a-f]+"
 _DUMP_LINES = {key: re.compile(rx) for key, rx in {
-    "name": r'name: "([a-z0-9][a-z0-9-]*)"',
+    "name": r'name: (?:"([a-z0-9][a-z0-9-]*)"|([a-z0-9][a-z0-9-]*))',
     "description": rf"description: {_TEXT}",
     "tags": rf"tags: \[((?:{_TEXT}, )*{_TEXT})\]",
     "threads": r"threads:( \{\})?",
     "thread": rf"  ({_DEC}):",
     "instruction": rf"    - (\.word 0x[0-9a-f]{{8}}|[A-Z][A-Z0-9_]*(?: [a-z][a-z0-9_]*={_DEC})*)",
+    "mop_cfg": rf"    - \{{mop_cfg: \{{index: ([0-8]), value: ({_HEX})\}}\}}",
     "regs": rf"    ({_DEC}): \{{((?:{_DEC}: {_HEX}, )*{_DEC}: {_HEX})\}}",
     "l1": rf'    - \{{addr: ({_HEX}), hex: "((?:[0-9a-f]{{2}})+)"\}}',
     "dest": rf"    - \{{row: ({_DEC}), values: \[((?:{_HEX}, )*{_HEX})\]\}}",
@@ -549,6 +551,9 @@ _DUMP_LINES = {key: re.compile(rx) for key, rx in {
 _RESOLVER = yaml.resolver.Resolver()     # how the loader tags a plain scalar
 
 
+_LINE_WORDS: dict[str, int] = {}     # instruction line of the fast path -> its word (see _DumpReader.program)
+
+
 def _unique(pairs: list[tuple[int, Any]]) -> dict[int, Any]:
     out = dict(pairs)
     if len(out) != len(pairs):
@@ -556,10 +561,16 @@ def _unique(pairs: list[tuple[int, Any]]) -> dict[int, Any]:
     return out
 
 
-def _plain_word(text: str) -> int:
-    """The Tensix word of an instruction written as a plain scalar, as the walker reads it."""
+def _plain_text(text: str) -> str:
+    """A plain scalar the walker reads as text (not a number, bool or null)."""
     if _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) != _STR_TAG:
         raise _Bad(f"{text!r} is not read as text")
+    return text
+
+
+def _plain_word(text: str) -> int:
+    """The Tensix word of an instruction written as a plain scalar, as the walker reads it."""
+    _plain_text(text)
     try:
         return isa.assemble_line(text)
     except isa.IsaError as e:
@@ -594,6 +605,38 @@ class _DumpReader:
             out.append(m)
         return out
 
+    def program(self, t: int) -> tuple[list[int], list[tuple[int, RiscvAction]]]:
+        """One or more instruction lines (and MOP-configuration stores, the one RISC-V action this layout
+        takes), as words and (index, action). An instruction line already read (in any file) is looked up,
+        not read again: programs repeat their lines."""
+        words, actions, seen, lines = [], [], _LINE_WORDS, self.lines
+        pattern, store = _DUMP_LINES["instruction"], _DUMP_LINES["mop_cfg"]
+        while True:
+            line = lines[self.i]
+            if (w := seen.get(line)) is None:
+                if m := pattern.fullmatch(line):
+                    w = _plain_word(m[1])
+                    if len(seen) >= 1 << 16:
+                        seen.clear()
+                    seen[line] = w
+                elif m := store.fullmatch(line):
+                    a = RiscvAction("mop_cfg", (int(m[1]), int(m[2], 16)))
+                    try:
+                        _in_range(a.args[1], 0, 0xFFFFFFFF, "mop_cfg value")
+                        riscv.check(a, t)
+                    except ValueError as e:
+                        raise _Bad(str(e)) from None
+                    actions.append((len(words), a))
+                    self.i += 1
+                    continue
+                else:
+                    break
+            words.append(w)
+            self.i += 1
+        if not words and not actions:
+            raise _Bad(f"line {self.i + 1} is not an instruction line")
+        return words, actions
+
     def block(self, head: str, key: str) -> list[re.Match]:
         """The lines of ``key`` under the line ``head``; none when ``head`` is not next."""
         if self.lines[self.i] != head:
@@ -602,15 +645,21 @@ class _DumpReader:
         return self.run(key)
 
     def case(self, source: str) -> Case:
-        name, description = self.need("name")[1], self.need("description")[1]
+        m = self.need("name")
+        name = m[1] if m[1] is not None else _plain_text(m[2])
+        description = d[1] if (d := self.take("description")) else ""
         tags = self.take("tags")
         tags = re.findall(_TEXT, tags[1]) if tags else []
-        threads = []
+        threads, actions = [], {}
         if self.need("threads")[1] is None:                       # "threads:" and its programs
             while head := self.take("thread"):
-                if int(head[1]) >= THREADS:
-                    raise _Bad(f"thread {head[1]} is out of range")
-                threads.append((int(head[1]), [_plain_word(m[1]) for m in self.run("instruction")]))
+                t = int(head[1])
+                if t >= THREADS:
+                    raise _Bad(f"thread {t} is out of range")
+                words, acts = self.program(t)
+                threads.append((t, words))
+                if acts:
+                    actions[t] = acts
             if not threads:
                 raise _Bad("threads: is empty")
         init, observe = Init(), Observe()
@@ -638,7 +687,7 @@ class _DumpReader:
         if self.i != len(self.lines) - 1:
             raise _Bad(f"line {self.i + 1} is not in dump_case's layout")
         return Case(name=name, description=description, threads=_unique(threads), init=init, observe=observe,
-                    source=source, tags=tags)
+                    source=source, tags=tags, actions=actions)
 
 
 def _fast_case(text: str, source: str) -> Case | None:

@@ -216,6 +216,20 @@ def test_fast_path_reads_every_block_dump_case_writes():
         assert _agree(variant) is not None, variant
 
 
+def test_fast_path_reads_plain_names_and_mop_configuration_stores():
+    """Big hand-written programs: a plain name and no description; MOP blocks: mop_cfg stores between
+    instruction lines. Names YAML would read as something else than text go to the walker (which refuses them)."""
+    body = ("threads:\n  1:\n    - {mop_cfg: {index: 1, value: 0x0}}\n    - {mop_cfg: {index: 3, value: 0x2000000}}\n"
+            "    - MOP_CFG zmask_hi16=0\n    - MOP mop_type=0 loop_count=3 zmask_lo16_or_loop_count=5\n"
+            "    - {mop_cfg: {index: 7, value: 0x2000000}}\n  2:\n    - NOP\n")
+    case = _agree("name: big-plain\n" + body)
+    assert case is not None and case.name == "big-plain" and case.description == ""
+    assert [(i, a.args) for i, a in case.actions[1]] == [(0, (1, 0)), (0, (3, 0x2000000)), (2, (7, 0x2000000))]
+    for name in ("true", "123", "null", "0x1f", "off"):
+        assert _fast_case(f"name: {name}\n" + body, "x") is None
+    assert _fast_case("name: x\n" + body.replace("value: 0x0}", "value: 0x100000000}"), "x") is None
+
+
 def test_fast_path_agrees_with_walker_on_generated_cases():
     from generators.bulk import generate
     for _, case in generate(12, 200, "default"):
