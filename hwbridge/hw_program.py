@@ -20,7 +20,7 @@ from golden import isa
 from golden.isa import to_stream
 from golden.riscv import RiscvAction, interleave
 from golden.registers import thread_config_field
-from golden.state import COLS, DEST_ROWS, GPRS, L1_SIZE, SEMAPHORES, THREADS
+from golden.state import COLS, DEST_ROWS, GPRS, L1_SIZE, REPLAY_BUFFER, SEMAPHORES, THREADS
 from tensix_diff.case import Case
 
 from . import hw_actions
@@ -103,25 +103,24 @@ LEFTOVER_STATE = {
     "UNPACR": "unpacker continuation and FIFO state",
     "SFPPUSHC": "SFPU flag stack",
     "SFPPOPC": "SFPU flag stack",
-    "REPLAY": "replay buffers",
     "ATGETM": "Sync Unit mutexes",
     "STALLWAIT": "wait-gate latch",
     "SEMWAIT": "wait-gate latch",
-    "MOP_CFG": "MOP mask (MOP_CFG)",
 }
-# The prologue resets the rest: GPRs, MOP config words, ThreadConfig, both Config states, RWCs and the
+# The prologue resets the rest: each thread's replay buffer (a pending load completed, all 32 entries NOP)
+# and MOP mask (MOP_CFG 0), GPRs, MOP config words, ThreadConfig, both Config states, RWCs and the
 # ADCs of every thread, Src banks, valid bits and implied formats, semaphores, SFPU lanes/flags/LaneConfig/
 # constants/LRegs 0..7 and macro configuration, Dest and its valid bits; L1 outside the harness is zeroed.
 
 
 # Instructions that leave such state only in some forms: field -> the values that do.
-LEFTOVER_WHEN = {"REPLAY": ("load_mode", {1}), "PACR": ("last", {0}), "UNPACR": ("last", {0})}
+LEFTOVER_WHEN = {"PACR": ("last", {0}), "UNPACR": ("last", {0})}
 
 
 def leftover_state(case: Case) -> list[str]:
     """The states ``case`` may leave behind that the prologue cannot reset (sorted, distinct), from its words
-    and the words its MOP configuration stores could make a MOP issue. A REPLAY that only plays, and a
-    PACR/UNPACR with Last set, leave nothing."""
+    and the words its MOP configuration stores could make a MOP issue. A PACR/UNPACR with Last set leaves
+    nothing."""
     out = set()
     acts = [a for xs in case.actions.values() for _, a in xs]
     words = [w for ws in case.threads.values() for w in ws] + [a.fields.value for a in acts if a.kind == "mop_cfg"]
@@ -142,6 +141,21 @@ def leftover_state(case: Case) -> list[str]:
 
 
 # --- prologue pieces ------------------------------------------------------------------------------
+def _frontend(p: rv.Program) -> None:
+    """The thread's expanders back to a known state (REPLAY.md, MOP_CFG.md; ttsim replay_expander): 32 NOPs
+    finish any load a previous case left pending (a load takes at most 32), two loads of 16 fill the
+    replay buffer with NOP, MOP_CFG 0 clears the mask's top half. Runs before any other instruction."""
+    nop = _t("NOP")
+    for _ in range(REPLAY_BUFFER):
+        p.tensix(nop)
+    half = REPLAY_BUFFER // 2
+    for start in (0, half):
+        p.tensix(_t("REPLAY", start_idx=start, len=half, execute_while_loading=0, load_mode=1))
+        for _ in range(half):
+            p.tensix(nop)
+    p.tensix(_t("MOP_CFG", zmask_hi16=0))
+
+
 def _drain(p: rv.Program) -> None:
     p.li(rv.T6, M.PC_BUF_TENSIX_SYNC).emit(rv.lw(rv.T6, rv.T6, 0))
 
@@ -403,6 +417,7 @@ def _segment(kind: str, t: int, plat: Platform) -> tuple[int, ...]:
 def _assemble_segment(kind: str, t: int, plat: Platform) -> tuple[int, ...]:
     p = rv.Program(0)
     if kind == "reset":
+        _frontend(p)
         _store_words(p, M.MOP_CFG_BASE, [(4 * i, 0) for i in range(9)])
         _thread_config(p, {}, plat)
         _counters(p)

@@ -4,7 +4,7 @@ gives exactly what B gives alone, bit for bit, for at least 1,000 (A, B) pairs.
 A (dirty) cases: generated cases of every profile (tt-llk pipelines and MOP blocks with their RISC-V
 actions among them), plus one directed case per stateful unit (packer
 mid-tile, the SFPU flag stack at every depth, lane flags pushed, a loaded replay buffer, a held mutex, a
-latched wait, MOP mask, posted semaphores, LRegs, Src banks left valid, unpacker state). B (probe) cases:
+latched wait, MOP mask, a replay load left unfinished, posted semaphores, LRegs, Src banks left valid, unpacker state). B (probe) cases:
 the five pairs a review found leaking on ttsim 1.10.0, and generated cases of every profile.
 Needs a Blackhole libttsim.so (``pytest --backend=hw --simulator=PATH``); skipped otherwise.
 """
@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from golden import isa
+from golden.riscv import RiscvAction
 from tensix_diff.case import Case, load_case
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,6 +58,8 @@ def directed_dirty() -> list[Case]:
            Case("leak-mutex-held", "", {0: _w("ATGETM mutex_index=0")}),
            Case("leak-replay-loaded", "", {1: _w("REPLAY start_idx=0 len=1 execute_while_loading=0 load_mode=1;"
                                                  " SETDMAREG payload_sigsel=5 regindex16b=2")}),
+           Case("leak-replay-load-pending", "", {1: _w("REPLAY start_idx=0 len=31 execute_while_loading=1"
+                                                       " load_mode=1; SETDMAREG payload_sigsel=5 regindex16b=2")}),
            Case("leak-mop-mask", "", {1: _w("MOP_CFG zmask_hi16=0xffff")}),
            Case("leak-semaphores-posted", "", {2: _w("SEMINIT max_value=3 init_value=1 sem_sel=15;"
                                                      " SEMPOST sem_sel=15; SEMPOST sem_sel=3")}),
@@ -77,7 +80,17 @@ def probes() -> list[Case]:
                                                        " SFPENCC imm12_math=3 instr_mod1=10; SFPPOPC; " + SFPSTORE0)}),
             Case("probe-mutex", "", {0: _w("ATGETM mutex_index=0; SETDMAREG payload_sigsel=7 regindex16b=4;"
                                            " ATRELM mutex_index=0")}),
-            Case("probe-replay-play", "", {1: _w("REPLAY start_idx=0 len=1 execute_while_loading=0 load_mode=0")})]
+            Case("probe-replay-play", "", {1: _w("REPLAY start_idx=0 len=1 execute_while_loading=0 load_mode=0")}),
+            _mop_probe()]
+
+
+def _mop_probe() -> Case:
+    """32 MOP iterations of INCRWC (Dst += 1) under a zero low mask: a leftover top half skips 16 of them."""
+    cfg = {1: 0, 3: isa.assemble("INCRWC rwc_cr=0 rwc_d=1 rwc_b=0 rwc_a=0")[0]}
+    cfg.update({i: isa.encode("NOP", {}) for i in (2, 4, 5, 6, 7, 8)})
+    acts = [(0, RiscvAction("mop_cfg", (i, v))) for i, v in sorted(cfg.items())]
+    return Case("probe-mop-mask", "", {1: _w("MOP mop_type=0 loop_count=31 zmask_lo16_or_loop_count=0")},
+                actions={1: acts})
 
 
 def _generated(seed: int, per: int) -> list[Case]:
@@ -90,8 +103,8 @@ def _same(a, b) -> bool:
 
 
 def test_b_after_a_equals_b_alone_for_1000_pairs(hw, capsys):
-    dirty = directed_dirty() + _generated(301, 4)            # 17 directed + 28 generated
-    clean = probes() + _generated(302, 4)                     # 5 probes + 28 generated
+    dirty = directed_dirty() + _generated(301, 4)            # 18 directed + 28 generated
+    clean = probes() + _generated(302, 4)                     # 6 probes + 28 generated
     alone = {}
     for b in clean:
         hw.worker.stop()                                      # B alone: on a fresh simulator
