@@ -7,13 +7,13 @@ end to end (target >= 200k instructions/s; YAML parsing included).
 from __future__ import annotations
 
 import random
-import shutil
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 from golden import isa
+
+from cli_timing import command, user_env, walls
 
 NAMES = ["SETRWC", "INCRWC", "SETDMAREG", "ADDDMAREG", "SETADCXY", "INCADCXY", "ZEROACC", "SFPLOADI"]
 BODY = ["SETRWC bitmask=15 rwc_a={a} rwc_b=1 rwc_d=5", "INCRWC rwc_a=1 rwc_b=2 rwc_d=3",
@@ -38,22 +38,19 @@ def main() -> None:
         lines.append(f"  {t}:")
         lines += ["    - " + rng.choice(BODY).format(a=rng.randrange(16), r=rng.randrange(128), g=rng.randrange(64))
                   for _ in range(40000 // 3)]
-    script = shutil.which("tensix-diff")
+    script = command()
+    env, note = user_env()
+    if note:
+        print(note)
     with tempfile.TemporaryDirectory() as d:
         case = Path(d) / "big.yaml"
         case.write_text("\n".join(lines) + "\n")
         n = 3 * (40000 // 3)
-        best = min(_wall([script, "run", str(case), "--backend", "golden", "--against", "golden",
-                          "--dump", str(Path(d) / "out.json"), "-q"]) for _ in range(3))
+        best = min(walls([script, "run", str(case), "--backend", "golden", "--against", "golden",
+                          "--dump", str(Path(d) / "out.json"), "-q"], 3, env))
     rate = n / best
     print(f"{n}-instruction case through the CLI: {best:.2f} s, {rate / 1e3:.0f}k instructions/s"
           f" (target 200k: {'met' if rate >= 200e3 else 'NOT met'})")
-
-
-def _wall(cmd: list[str]) -> float:
-    t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True)
-    return time.perf_counter() - t0
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from typing import Callable, Iterator, Sequence
 
 from . import isa
 from .errors import GoldenError, Hang, NotModelled
-from .ops import FRONTEND, PRE_ISSUE, load_all
+from .ops import ENGAGED, FRONTEND, PRE_ISSUE, load_all
 from .registers import RegField, fields, thread_config_field
 from .riscv import interleave
 from .state import THREADS, TensixState
@@ -102,6 +102,8 @@ class Tensix:
         frontend stages (MOP and replay expanders) have rewritten the program. ``actions``: (index,
         golden.riscv.RiscvAction) pairs, each run before program word ``index`` (after the last if it
         equals the program's length)."""
+        if not actions and not any(engaged(self, t, program) for engaged in ENGAGED):
+            return enumerate(program)
         items: Iterator[tuple[int, Decoded]] = interleave(program, actions) if actions else enumerate(program)
         for stage in FRONTEND:
             items = stage(self, t, items)

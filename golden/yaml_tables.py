@@ -10,13 +10,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
 
 def parse(text: str) -> Any:
-    return yaml.load(text, Loader=LOADER)
+    import yaml           # only on a cache miss: a start-up that finds its tables cached never imports it
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def _cache_dir() -> Path:

@@ -16,8 +16,6 @@ from hwbridge.base import DEVICE_ERROR, MISSING, OK, STALE, Result
 from .backends import BACKENDS, BackendFailure, judge_case, open_backend, run_case
 from hwbridge.hw_corpus import load_each
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
-from tensix_diff.effects import observed_effects
-from tensix_diff import triage
 from tensix_diff.store import ENV_ROOT
 
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 3
@@ -133,7 +131,9 @@ def run(args) -> int:
                 raise BackendFailure(EXIT_USAGE, f"--dump: {args.backend} observed no state for {case.name}: {verdict.message}")
             write_dump(args.dump, actual.state)
             dumped = True
-        stale += [] if solo else triage.stale_known(case, verdict, args.backend)
+        if not solo:
+            from tensix_diff import triage          # only a comparison needs it (start-up: issue 12)
+            stale += triage.stale_known(case, verdict, args.backend)
         outcomes[verdict.outcome] += 1
         if verdict.outcome == UNCOMPARED:
             whys[verdict.why or "other"] += 1
@@ -143,6 +143,7 @@ def run(args) -> int:
             full = verdict.comparison is not None and verdict.outcome in (DIVERGED, KNOWN)
             body = verdict.report(args.limit).splitlines() if full else [verdict.message]
             if verdict.outcome == MATCHED and verdict.comparison is not None:
+                from tensix_diff.effects import observed_effects
                 eff = observed_effects(case, actual.state if actual.state is not None else verdict.comparison.regions,
                                        expansions=False)
                 body[0] += f"; {eff.count} of {eff.total} instructions with an observed effect"

@@ -16,6 +16,7 @@ Handler = Callable[..., None]
 HANDLERS: dict[str, Handler] = {}
 PRE_ISSUE: list[Handler] = []   # checks run before every instruction passes its thread's Wait Gate
 FRONTEND: list[Handler] = []    # frontend expanders (MOP, replay), applied to each thread's stream in order
+ENGAGED: list[Handler] = []     # engaged(m, t, program): whether the expanders could change that stream
 _loaded = False
 
 
@@ -42,6 +43,13 @@ def frontend(fn: Handler) -> Handler:
     """Register a frontend stage ``fn(m, t, items)``: a generator over (program index, Decoded) pairs that
     rewrites thread t's instruction stream before the Wait Gate (MOPExpander.md, REPLAY.md)."""
     FRONTEND.append(fn)
+    return fn
+
+
+def frontend_engaged(fn: Handler) -> Handler:
+    """Register ``fn(m, t, program) -> bool``; when every such predicate is False for a thread's decoded
+    program (and it has no RISC-V actions), its stream skips the frontend stages: a speed path only."""
+    ENGAGED.append(fn)
     return fn
 
 

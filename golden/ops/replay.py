@@ -14,9 +14,10 @@ from ..core import decode
 from ..errors import GoldenError, NotModelled, UndefinedBehaviour
 from ..isa import IsaError, lookup
 from ..state import REPLAY_BUFFER, Frontend
-from . import frontend, semantics
+from . import frontend, frontend_engaged, semantics
 
 MOP_OP, MOP_CFG_OP, REPLAY_OP, NOP_OP = (lookup(n).opcode for n in ("MOP", "MOP_CFG", "REPLAY", "NOP"))
+_EXPANDED = frozenset({MOP_OP, MOP_CFG_OP, REPLAY_OP})
 _IDX = REPLAY_BUFFER - 1
 
 
@@ -159,6 +160,13 @@ def replay_expander(m, t, items):
                 yield index, e
         else:
             yield index, d
+
+
+@frontend_engaged
+def expanders_engaged(m, t, program) -> bool:
+    """Both expanders pass a stream through untouched unless it holds MOP, MOP_CFG or REPLAY, or a REPLAY
+    load of an earlier run is still capturing."""
+    return m.s.frontend[t].load_left > 0 or any(d.ins is not None and d.ins.opcode in _EXPANDED for d in program)
 
 
 def _reached_backend(name: str):

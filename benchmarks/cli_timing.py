@@ -1,0 +1,36 @@
+"""Wall time of the installed `tensix-diff` command, run as a user's shell runs it.
+
+A normal Python installation keeps the bytecode it compiles; some sandboxes set PYTHONDONTWRITEBYTECODE,
+which makes every run recompile the project's modules (about 60 ms here). The timed runs leave that
+variable out and follow one untimed warm-up run, and the caller prints that it did.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+
+def command() -> str:
+    return shutil.which("tensix-diff") or sys.exit("tensix-diff is not installed (pip install -e .)")
+
+
+def user_env() -> tuple[dict[str, str], str]:
+    """The environment for timed runs, and a line saying what was changed (empty if nothing)."""
+    env = dict(os.environ)
+    if env.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+        return env, "PYTHONDONTWRITEBYTECODE is set here: left out of the timed runs, after one warm-up run"
+    return env, ""
+
+
+def walls(cmd: list[str], runs: int, env: dict[str, str]) -> list[float]:
+    """Seconds per run of ``cmd`` (after one untimed run that writes the bytecode)."""
+    subprocess.run(cmd, check=True, capture_output=True, env=env)
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True, env=env)
+        out.append(time.perf_counter() - t0)
+    return out
