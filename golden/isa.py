@@ -47,6 +47,7 @@ class Instruction:
     fields: tuple[Field, ...]
     ttsim_unsupported: bool
     ttsim_bits: tuple[tuple[str, int, int], ...]
+    unobserved: str | None = None    # why its own effect never reaches dumped state (isa.yaml)
 
     @property
     def payload_mask(self) -> int:
@@ -79,6 +80,7 @@ def table() -> dict[str, Instruction]:
             fields=fields,
             ttsim_unsupported=e.get("ttsim") == "unsupported",
             ttsim_bits=tuple((n, hi, lo) for n, (hi, lo) in (e.get("ttsim_bits") or {}).items()),
+            unobserved=e.get("unobserved"),
         )
     return out
 

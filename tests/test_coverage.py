@@ -80,9 +80,24 @@ def test_each_instruction_gets_its_strongest_evidence():
     assert "1 with an observed effect in a matched case, 1 more ran in compared cases" in text
     assert "1 ran on golden only" in text and "134 never ran" in text
     supported = sum(i.golden == "modelled" and not i.ttsim_unsupported for i in isa.table().values())
-    assert (f"modelled by golden and run by ttsim: {supported} instructions, 1 with an observed effect in >= 1 "
-            "matched cases") in cov.supported_line(bar=1)
+    assert (f"modelled by golden and run by ttsim: {supported} instructions, 1 at the bar (1 with an observed effect"
+            " in >= 1 matched cases, 0 that isa.yaml marks unobserved in >= 1 matched cases)") in cov.supported_line(1)
     assert "ZEROACC" not in cov.supported_line(bar=1) and "ZEROACC 1" in cov.supported_line()
+
+
+def test_an_unobserved_instruction_meets_the_bar_by_compared_cases_and_no_other_does():
+    """NOP (isa.yaml: unobserved) in a matched case counts; SETRWC, which has effects a dump can show but showed
+    none here, does not."""
+    case = Case("nop", "", {0: asm("NOP", "SETRWC clear_ab_vld=0 rwc_cr=0 rwc_d=0 rwc_b=0 rwc_a=0 bitmask=15",
+                                   "ZEROACC clear_mode=0 addr_mode=2 where=5")})
+    cov = measure([_run(case, device(case))])
+    assert isa.lookup("NOP").unobserved and not isa.lookup("SETRWC").unobserved
+    assert cov.instructions["NOP"].cases["compared"] == 1 and cov.instructions["NOP"].cases["observed"] == 0
+    line = cov.supported_line(bar=1)
+    assert "2 at the bar (1 with an observed effect in >= 1 matched cases, 1 that isa.yaml marks unobserved" in line
+    below = line.split("below: ")[1]
+    assert re.search(r"(?<![A-Z_])SETRWC 0\b", below) and not re.search(r"(?<![A-Z_])NOP \d", below)
+    assert "NOP 1 (unobserved: compared)" in cov.supported_line(bar=2)
 
 
 def test_the_html_report_is_self_contained_and_draws_the_dest_difference():
