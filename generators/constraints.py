@@ -88,6 +88,9 @@ class Rules:
     def follow(self, name: str) -> list[str]:
         return list((self.entry(name) or {}).get("follow") or [])
 
+    def precede(self, name: str) -> list[str]:
+        return list((self.entry(name) or {}).get("precede") or [])
+
     def fixups(self, name: str) -> list[dict]:
         return list((self.entry(name) or {}).get("fixups") or [])
 
@@ -113,7 +116,7 @@ def _validate(raw: dict) -> None:
         _check(name in table, f"instructions: '{name}' is not in golden/isa.yaml")
         e = e or {}
         raw["instructions"][name] = e
-        _check(set(e) <= {"needs", "fields", "fixups", "exclude", "follow", "config_words"},
+        _check(set(e) <= {"needs", "fields", "fixups", "exclude", "precede", "follow", "config_words"},
                f"{name}: unknown keys {sorted(set(e))}")
         for kind in e.get("needs", []):
             _check(kind in raw["setups"], f"{name}: needs unknown setup '{kind}'")
@@ -130,8 +133,9 @@ def _validate(raw: dict) -> None:
         for line in list(s.get("prologue", [])) + list(s.get("epilogue", [])):
             _check(line.split()[0] in table, f"setups.{kind}: unknown instruction in '{line}'")
     for name, e in raw["instructions"].items():
-        for line in e.get("follow") or []:
-            _check(line.split()[0] in table, f"{name}: unknown instruction in follow '{line}'")
+        for key in ("precede", "follow"):
+            for line in e.get(key) or []:
+                _check(line.split()[0] in table, f"{name}: unknown instruction in {key} '{line}'")
 
 
 @cache
@@ -166,9 +170,10 @@ def unavailable_reason(name: str, profile: Profile) -> str | None:
         return f"excluded: {r.excluded(name)}"
     if not golden_accepts(name, profile.golden):
         return f"golden status '{ins.golden}' (profile accepts {', '.join(profile.golden)})"
-    for line in r.follow(name):
-        if not golden_accepts(line.split()[0], profile.golden):
-            return f"must be followed by {line.split()[0]}, which golden does not model yet"
+    for key, lines in (("preceded", r.precede(name)), ("followed", r.follow(name))):
+        for line in lines:
+            if not golden_accepts(line.split()[0], profile.golden):
+                return f"must be {key} by {line.split()[0]}, which golden does not model yet"
     for kind in sorted(r.needs(name)):
         for m in sorted(r.setup_mnemonics(kind)):
             if not golden_accepts(m, profile.golden) or isa.table()[m].ttsim_unsupported:

@@ -191,9 +191,10 @@ class Builder:
         raise ValueError(f"unknown role {role}")
 
     def instruction(self, name: str, plan: ThreadPlan) -> list[int]:
-        """The instruction's word, then any words constraints.yaml says must follow it (e.g. NOPs)."""
+        """The instruction's word between any words constraints.yaml says must precede and follow it (e.g. NOPs)."""
         word = self.one_word(name, plan)
-        return [word] + [self.assemble(line) for line in self.rules.follow(name)]
+        return ([self.assemble(line) for line in self.rules.precede(name)] + [word]
+                + [self.assemble(line) for line in self.rules.follow(name)])
 
     def one_word(self, name: str, plan: ThreadPlan) -> int:
         ins = isa.lookup(name)
@@ -296,7 +297,7 @@ class Builder:
         counts one issue) and no Dest row addressing (repeated AddrMod steps could run it past row 1023)."""
         def ok(name: str) -> bool:
             spec = self.rules.field_spec(name, plan.mix)
-            return (not self.rules.follow(name) and "dest" not in self.rules.needs(name)
+            return (not self.rules.follow(name) and not self.rules.precede(name) and "dest" not in self.rules.needs(name)
                     and all(c.get("role") != "adc_zw_inc" for c in spec.values()))
         return {n: w for n, w in self.current(plan).items() if ok(n)}
 
