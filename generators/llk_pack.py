@@ -3,6 +3,7 @@ llk_pack_untilize.h, and common/inc/cpack_common.h, commit 36b092e8), for 32x32 
 SyncHalf."""
 from __future__ import annotations
 
+from golden.fpu_formats import INT8
 from golden.registers import config_field
 
 from .llk_thread import NOP, KernelThread, replay, word
@@ -13,7 +14,6 @@ TMP0, TMP1, TMP_LO = 28, 29, 30                     # ckernel_gpr_map.h p_gpr_pa
 OUTPUT_ADDR, OUTPUT_ADDR_OFFSET = 12, 50
 REPLAY_OFFSET = 16                                  # cpack_common.h replay_buf_offset
 DATUM_BYTES = {0: 4, 1: 2, 5: 2}                    # ckernel_defs.h SCALE_DATUM_SIZE (FP32, FP16, BF16)
-INT8 = 14
 
 
 def _x_stride(fmt: int) -> int:

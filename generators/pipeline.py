@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from golden.fpu_formats import BF16, BFP2, BFP4, BFP8, FP16, FP32, INT8, INT32
 from golden.pack_l1_acc import FORMATS as L1_ACC_OUTPUTS
 from tensix_diff.case import Case, Init, Observe
 
@@ -23,7 +24,6 @@ from . import llk_unpack as U
 from .draw import Draw
 from .llk_thread import KernelThread
 
-BF16, FP16, FP32, BFP8, BFP4, BFP2, INT8, INT32 = 5, 1, 0, 6, 7, 15, 14, 8
 FORMAT_NAMES = {FP32: "Float32", FP16: "Float16", BF16: "Float16_b", BFP8: "Bfp8_b", BFP4: "Bfp4_b", BFP2: "Bfp2_b",
                 INT8: "Int8", INT32: "Int32"}
 DEST_OF = {BF16: BF16, FP16: FP16, BFP8: BF16, BFP4: BF16, BFP2: BF16}
