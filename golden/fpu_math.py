@@ -57,42 +57,42 @@ def fidelity_b(man, phase: int):
     return (full & 0xF) << 3 if phase & 2 else full >> 4
 
 
-def _round_shift(mag, by, negative=0):
-    """mag / 2**by rounded to nearest; ties go up in magnitude, or down where ``negative`` is 1."""
-    mag, by = _i64(mag), _i64(by)
-    b = _clamp(by, 1, 30)
-    shifted = (mag + (np.int64(1) << (b - 1)) - negative) >> b
-    return np.where(by <= 0, mag, np.where(by >= 31, 0, shifted))
+def _sum_aligned(acc, value, exp, wide: bool, exp8: bool) -> np.ndarray:
+    """The Dst adder: ``acc`` (FP32 layout; None: +0) plus terms on the last axis as signed magnitudes ``value``
+    (hidden bit at bit 23 for a normal exponent ``exp``). Every addend is aligned to the largest exponent and
+    rounded to nearest, the terms' ties towards +infinity and the Dst value's away from zero; a 16-bit Dst also
+    rounds each to a multiple of 2**13. The sum is normalised and rounded half-up in magnitude to the Dst
+    format.
 
-
-def accumulate(terms: Sequence[tuple], acc, wide: bool, exp8: bool) -> np.ndarray:
-    """Add (sign, exponent, magnitude) terms to ``acc`` (FP32 layout) and round as the Dst format needs."""
-    acc = _i64(acc)
-    acc_sign, acc_exp = (acc >> 31) & 1, (acc >> 23) & 0xFF
-    acc_mag = np.where(acc_exp != 0, (acc & 0x7FFFFF) | HIDDEN, 0)
-    top = acc_exp
-    for _, exp, _ in terms:
-        top = np.maximum(top, exp)
-    total = _round_shift(acc_mag, top - acc_exp)
-    if not wide:
-        total = (total + 0x1000) & NARROW
-    total = np.where(acc_sign == 1, -total, total)
-    for sign, exp, mag in terms:
-        sign = _i64(sign)
-        mag = _round_shift(mag, top - exp, sign)
+    With arithmetic shifts, (2v + 2**s - away) >> (s + 1) is v / 2**s so rounded for either sign; shifts of 31
+    or more give 0 (every magnitude here is below 2**29)."""
+    if acc is None:                        # no Dst value: the adder's third input is +0 (exponent 0)
+        top = np.maximum(exp.max(axis=-1), 0)
+    else:
+        acc = _i64(acc)
+        acc_neg, acc_exp = (acc >> 31) & 1, (acc >> 23) & 0xFF
+        acc_mag = np.where(acc_exp != 0, (acc & 0x7FFFFF) | HIDDEN, 0)
+        top = np.maximum(exp.max(axis=-1), acc_exp)
+        by = np.minimum(top - acc_exp, 40)
+        acc_aligned = ((acc_mag << 1) + (np.int64(1) << by)) >> (by + 1)      # rounded in magnitude
         if not wide:
-            mag = (mag + 0x1000 - sign) & NARROW
-        total = total + np.where(sign == 1, -mag, mag)
+            acc_aligned = (acc_aligned + 0x1000) & NARROW
+    by = np.minimum(top[..., None] - exp, 40)
+    aligned = ((value << 1) + (np.int64(1) << by)) >> (by + 1)
+    if not wide:
+        aligned = (aligned + 0x1000) & NARROW
+    total = aligned.sum(axis=-1)
+    if acc is not None:
+        total = total + np.where(acc_neg == 1, -acc_aligned, acc_aligned)
     sign = (total < 0).astype(np.int64)
     mag = np.abs(total)
     width = np.frexp(mag.astype(np.float64))[1].astype(np.int64)   # bit length; exact below 2**53
-    exp = top + width - 24
     keep = 24 if wide else (8 if exp8 else 11)
     cut = width - keep
-    rounded = (mag + (np.int64(1) << _clamp(cut - 1, 0, 62))) >> _clamp(cut, 0, 62)
-    mag = np.where(cut > 0, rounded, mag << _clamp(-cut, 0, 62)) << (24 - keep)
-    exp = exp + (mag >> 24)
-    result = sign << 31 | _clamp(exp, 0, 0xFF) << 23 | (mag & 0x7FFFFF)
+    c = np.maximum(cut, 0)
+    mag = ((mag + ((np.int64(1) << c) >> 1)) >> c) << (np.maximum(-cut, 0) + (24 - keep))
+    exp = top + width - 24 + (mag >> 24)
+    result = sign << 31 | exp << 23 | (mag & 0x7FFFFF)      # exponents out of range are replaced below
     if wide or exp8:
         result = np.where(exp >= 255, sign << 31 | INF, result)
     else:
@@ -100,55 +100,63 @@ def accumulate(terms: Sequence[tuple], acc, wide: bool, exp8: bool) -> np.ndarra
     return np.where((top <= 0) | (total == 0) | (exp <= 0), 0, result)
 
 
+def accumulate(terms: Sequence[tuple], acc, wide: bool, exp8: bool) -> np.ndarray:
+    """Add (sign, exponent, magnitude) terms to ``acc`` (FP32 layout) and round as the Dst format needs."""
+    value = np.stack([np.where(_i64(sign) == 1, -_i64(mag), mag) for sign, _, mag in terms], axis=-1)
+    return _sum_aligned(acc, value, np.stack([_i64(e) for _, e, _ in terms], axis=-1), wide, exp8)
+
+
 def dot16(a: SrcDatum, b: SrcDatum, acc, wide: bool, phase: int, exp8: bool, bias: int) -> np.ndarray:
     """MVMUL outputs: acc + sum over the last axis k of b[k] * a[k], in two groups of eight products.
-    a and b hold arrays whose shapes broadcast against each other, with 16 as the last axis."""
-    zero = (_i64(a.exp) == 0) | (_i64(b.exp) == 0)
-    exp = np.where(zero, max(bias, 0), _i64(a.exp) + _i64(b.exp) + bias)
-    mag = np.where(zero, 0, _i64(fidelity_a(_i64(a.man), phase)) * fidelity_b(_i64(b.man), phase))
-    neg = np.where(zero, 0, _i64(a.sign) ^ _i64(b.sign))
-    shape = exp.shape[:-1] + (2, 8)
-    exp, mag, neg = exp.reshape(shape), mag.reshape(shape), neg.reshape(shape)
+    a and b hold arrays whose shapes broadcast against each other, with 16 as the last axis.
+
+    Each product is a signed fidelity-bit product; a zero product (either operand's exponent zero) carries
+    exponent max(bias, 0) into its group's maximum. Products align to that maximum, rounding half-up in
+    magnitude, and each group's sum enters the Dst adder with exponent its maximum (none when that is <= 0)."""
+    a_exp, b_exp = _i64(a.exp), _i64(b.exp)
+    a_zero, b_zero = a_exp == 0, b_exp == 0
+    fa = np.where(a_zero, 0, fidelity_a(_i64(a.man), phase))
+    fb = np.where(b_zero, 0, fidelity_b(_i64(b.man), phase))
+    product = np.where(_i64(a.sign) == 1, -fa, fa) * np.where(_i64(b.sign) == 1, -fb, fb)
+    exp = np.where(a_zero | b_zero, max(bias, 0), (a_exp + bias) + b_exp)
+    grouped = product.shape[:-1] + (2, 8)
+    product, exp = product.reshape(grouped), exp.reshape(grouped)
     top = exp.max(axis=-1)
-    shift = np.minimum(top[..., None] - exp, 30)
-    aligned = ((mag << 1) + (np.int64(1) << shift)) >> (shift + 1)
-    total = np.where(neg == 1, -aligned, aligned).sum(axis=-1)
+    shift = np.minimum(top[..., None] - exp, 40)
+    total = (((product << 1) + (np.int64(1) << shift) - (product < 0)) >> (shift + 1)).sum(axis=-1)
     live = top > 0
-    terms = [(np.where(live[..., g], total[..., g] < 0, 0).astype(np.int64),
-              np.where(live[..., g], top[..., g], 0),
-              np.where(live[..., g], np.abs(total[..., g]) << 13, 0)) for g in (0, 1)]
-    return accumulate(terms, acc, wide, exp8)
+    return _sum_aligned(acc, (total << 13) * live, top * live, wide, exp8)
 
 
 def mul(a: SrcDatum, b: SrcDatum, a_zero, b_zero, acc, wide: bool, phase: int, exp8: bool) -> np.ndarray:
-    """ELWMUL outputs: acc + a * b."""
+    """ELWMUL outputs: acc + a * b (a product whose exponent is <= 0 is zero)."""
     bias = product_bias(wide, phase, exp8)
     exp = _i64(a.exp) + _i64(b.exp) + bias
     zero = np.asarray(a_zero) | np.asarray(b_zero) | (exp <= 0)
     mag = _i64(fidelity_a(_i64(a.man), phase)) * fidelity_b(_i64(b.man), phase) << 13
-    term = (np.where(zero, 0, _i64(a.sign) ^ _i64(b.sign)), np.where(zero, max(bias, 0), exp), np.where(zero, 0, mag))
-    return accumulate([term], acc, wide, exp8)
+    value = np.where(zero, 0, np.where((_i64(a.sign) ^ _i64(b.sign)) == 1, -mag, mag))
+    return _sum_aligned(acc, value[..., None], np.where(zero, max(bias, 0), exp)[..., None], wide, exp8)
 
 
 def add(a: SrcDatum, b: SrcDatum, a_zero, b_zero, acc, wide: bool, exp8: bool) -> np.ndarray:
-    """ELWADD outputs: acc + a + b (pass acc=0 for assignment)."""
-    a = SrcDatum(*(np.where(a_zero, 0, _i64(x)) for x in a))
-    b = SrcDatum(*(np.where(b_zero, 0, _i64(x)) for x in b))
-    swap = (a.exp < b.exp) | ((a.exp == b.exp) & (a.man < b.man))
-    big = SrcDatum(*(np.where(swap, y, x) for x, y in zip(a, b)))
-    small = SrcDatum(*(np.where(swap, x, y) for x, y in zip(a, b)))
-
-    def magnitude(d):
-        return np.where((d.sign | d.exp | d.man) != 0, d.man | 0x400, 0)
-
-    shift = big.exp - small.exp
-    mag_small = np.where(shift < 12, _round_shift(magnitude(small), shift), 0)
-    mag_big = magnitude(big)
-    mag = np.where(big.sign == small.sign, mag_big + mag_small, mag_big - mag_small) << 13
-    exp = big.exp
+    """ELWADD outputs: acc + a + b (acc None or 0 for assignment). The operand of larger (exponent, mantissa)
+    leads; a set sign, exponent or mantissa bit gives an operand its hidden bit (so an unflushed -0 reads as
+    -1 x 2**(0 - bias)); the other is aligned to it, rounding half-up."""
+    sa, sb = np.where(a_zero, 0, _i64(a.sign)), np.where(b_zero, 0, _i64(b.sign))
+    ka = np.where(a_zero, 0, _i64(a.exp) << 10 | _i64(a.man))     # (exponent, mantissa) as one ordered key
+    kb = np.where(b_zero, 0, _i64(b.exp) << 10 | _i64(b.man))
+    swap = ka < kb
+    big_s, small_s = np.where(swap, sb, sa), np.where(swap, sa, sb)
+    big_k, small_k = np.maximum(ka, kb), np.minimum(ka, kb)
+    mag_big = np.where((big_s | big_k) != 0, (big_k & 0x3FF) | 0x400, 0)
+    mag_small = np.where((small_s | small_k) != 0, (small_k & 0x3FF) | 0x400, 0)
+    exp = big_k >> 10
+    shift = np.minimum(exp - (small_k >> 10), 40)
+    mag_small = ((mag_small << 1) + (np.int64(1) << shift)) >> (shift + 1)    # 0 from a shift of 12 up
+    mag = np.where(big_s == small_s, mag_big + mag_small, mag_big - mag_small) << 13
     if wide and not exp8:
         exp = np.where(exp != 0, exp + 112, 97)
-    return accumulate([(big.sign, exp, mag)], acc, wide, exp8)
+    return _sum_aligned(acc, np.where(big_s == 1, -mag, mag)[..., None], exp[..., None], wide, exp8)
 
 
 # --- integer "8" datapath: Dst holds sign-magnitude INT32 ---

@@ -16,6 +16,7 @@ from .. import fpu_math as fm
 from ..core import Blocked
 from ..dest_view import DstView
 from ..errors import NotModelled, UndefinedBehaviour
+from ..registers import config_field, thread_config_field
 from ..state import DEST_ROWS, MATRIX_UNIT, UNPACKERS
 from . import semantics
 from .addrmod import apply_addr_mod
@@ -64,9 +65,9 @@ def _wait_for_banks(m) -> None:
         raise Blocked(f"SrcB bank {sb.matrix_bank} is not owned by the matrix unit")
 
 
-def _src_format(m, t, which: str, bank) -> int:
-    if m.tcfg(t, f"DISABLE_IMPLIED_SRC{which}_FMT_Base"):
-        return m.cfg(t, "ALU_FORMAT_SPEC_REG0_SrcA" if which == "A" else "ALU_FORMAT_SPEC_REG1_SrcB")
+def _src_format(cfg, tc, which: str, bank) -> int:
+    if _get(tc, _T[f"DISABLE_IMPLIED_SRC{which}_FMT_Base"]):
+        return _get(cfg, _C["ALU_FORMAT_SPEC_REG0_SrcA" if which == "A" else "ALU_FORMAT_SPEC_REG1_SrcB"])
     if bank.implied_format is None:
         raise NotModelled(f"Src{which} implied data format unknown (no unpack has set it, delta #17); "
                           f"set DISABLE_IMPLIED_SRC{which}_FMT_Base to use ALU_FORMAT_SPEC")
@@ -88,14 +89,36 @@ def _styles(name: str, fmt_a: int, fmt_b: int, int8: bool, ok_a: frozenset, ok_b
     return ff.STYLE_TF32 if fmt_a == ff.TF32 else ff.STYLE_BF16
 
 
-def _check_config(m, t, name: str) -> None:
-    _refuse(m.cfg(t, "ALU_ROUNDING_MODE_Fpu_srnd_en") == 1, f"{name} with stochastic rounding (Fpu_srnd_en)")
+_C = {n: config_field(n) for n in (
+    "ALU_ROUNDING_MODE_Fpu_srnd_en", "ALU_FORMAT_SPEC_REG_SrcA_override", "ALU_FORMAT_SPEC_REG_SrcB_override",
+    "ALU_FORMAT_SPEC_REG_Dstacc_override", "DEST_ACCESS_CFG_remap_addrs", "DEST_ACCESS_CFG_swizzle_32b",
+    "ALU_ACC_CTRL_INT8_math_enabled", "ALU_ACC_CTRL_Fp32_enabled", "ALU_ACC_CTRL_Zero_Flag_disabled_src",
+    "DEST_REGW_BASE_Base", "ALU_FORMAT_SPEC_REG0_SrcA", "ALU_FORMAT_SPEC_REG1_SrcB")}
+_T = {n: thread_config_field(n) for n in (
+    "FP16A_FORCE_Enable", "DISABLE_IMPLIED_SRCA_FMT_Base", "DISABLE_IMPLIED_SRCB_FMT_Base",
+    "DEST_TARGET_REG_CFG_MATH_Offset", "FIDELITY_BASE_Phase", "CLR_DVALID_SrcA_Disable", "CLR_DVALID_SrcB_Disable",
+    "CFG_STATE_ID_StateID")}
+_STATE = _T["CFG_STATE_ID_StateID"]
+
+
+def _get(words, f) -> int:
+    return (words[f.index] >> f.shift) & ((1 << f.size) - 1)
+
+
+def _check_config(cfg, tc, name: str) -> None:
+    """Configuration ttsim's matrix unit refuses or ignores (``cfg``, ``tc``: the thread's Config state and
+    ThreadConfig words)."""
+    if _get(cfg, _C["ALU_ROUNDING_MODE_Fpu_srnd_en"]) == 1:
+        raise NotModelled(f"{name} with stochastic rounding (Fpu_srnd_en)")
     for field in ("ALU_FORMAT_SPEC_REG_SrcA_override", "ALU_FORMAT_SPEC_REG_SrcB_override",
                   "ALU_FORMAT_SPEC_REG_Dstacc_override"):
-        _refuse(m.cfg(t, field) == 1, f"{name} with {field}: ttsim refuses")
-    _refuse(m.tcfg(t, "FP16A_FORCE_Enable") == 1, f"{name} with FP16A_FORCE_Enable: ttsim has no such state")
-    _refuse(m.cfg(t, "DEST_ACCESS_CFG_remap_addrs") == 1 or m.cfg(t, "DEST_ACCESS_CFG_swizzle_32b") == 1,
-            f"{name} with Dst remap_addrs/swizzle_32b: ttsim's matrix unit ignores them, Dst.md applies them")
+        if _get(cfg, _C[field]) == 1:
+            raise NotModelled(f"{name} with {field}: ttsim refuses")
+    if _get(tc, _T["FP16A_FORCE_Enable"]) == 1:
+        raise NotModelled(f"{name} with FP16A_FORCE_Enable: ttsim has no such state")
+    if _get(cfg, _C["DEST_ACCESS_CFG_remap_addrs"]) == 1 or _get(cfg, _C["DEST_ACCESS_CFG_swizzle_32b"]) == 1:
+        raise NotModelled(f"{name} with Dst remap_addrs/swizzle_32b: ttsim's matrix unit ignores them, "
+                          "Dst.md applies them")
 
 
 def resolve(m, t, name: str, dst_field: int, *, a_align: int, dst_align: int, dst_wraps: bool,
@@ -103,30 +126,34 @@ def resolve(m, t, name: str, dst_field: int, *, a_align: int, dst_align: int, ds
             allow_int8: bool = True) -> Setup:
     """Wait for both banks, read the configuration and form the row addresses (no side effects)."""
     _wait_for_banks(m)
-    _check_config(m, t, name)
+    tc = m.s.thread_config[t]
+    cfg = m.s.config[_get(tc, _STATE)]
+    _check_config(cfg, tc, name)
     sa, sb = m.s.srca, m.s.srcb
     a_bank, b_bank = sa.banks[sa.matrix_bank], sb.banks[sb.matrix_bank]
-    int8 = m.cfg(t, "ALU_ACC_CTRL_INT8_math_enabled") == 1
+    int8 = _get(cfg, _C["ALU_ACC_CTRL_INT8_math_enabled"]) == 1
     _refuse(int8 and not allow_int8, f"{name} with INT8 math: ttsim refuses")
-    fmt_a, fmt_b = _src_format(m, t, "A", a_bank), _src_format(m, t, "B", b_bank)
+    fmt_a, fmt_b = _src_format(cfg, tc, "A", a_bank), _src_format(cfg, tc, "B", b_bank)
     style = _styles(name, fmt_a, fmt_b, int8, ok_a, ok_b, ok_b_int8)
 
     rwc = m.s.rwc[t]
     a_row, b_row = rwc.srca, rwc.srcb
-    _refuse(a_row % a_align != 0,
-            f"{name} SrcA row {a_row} not a multiple of {a_align}"
-            + (" (delta #5: the ISA page masks with 0x38; ttsim requires 16-row alignment)" if a_align == 16 else ""))
-    _refuse(b_row % 8 != 0, f"{name} SrcB row {b_row} not a multiple of 8: ttsim refuses")
-    dst_row = rwc.dst + m.cfg(t, "DEST_REGW_BASE_Base") + dst_field + m.tcfg(t, "DEST_TARGET_REG_CFG_MATH_Offset")
+    if a_row % a_align != 0:
+        raise NotModelled(f"{name} SrcA row {a_row} not a multiple of {a_align}" + (
+            " (delta #5: the ISA page masks with 0x38; ttsim requires 16-row alignment)" if a_align == 16 else ""))
+    if b_row % 8 != 0:
+        raise NotModelled(f"{name} SrcB row {b_row} not a multiple of 8: ttsim refuses")
+    dst_row = rwc.dst + _get(cfg, _C["DEST_REGW_BASE_Base"]) + dst_field + _get(tc, _T["DEST_TARGET_REG_CFG_MATH_Offset"])
     if dst_wraps:
         dst_row &= DEST_ROWS - 1
-    else:
-        _refuse(dst_row >= DEST_ROWS, f"{name} Dst row {dst_row} beyond {DEST_ROWS - 1}: ttsim refuses")
-    _refuse(dst_row % dst_align != 0,
-            f"{name} Dst row {dst_row} not a multiple of {dst_align}: the ISA page aligns down, ttsim refuses")
-    phase = (rwc.fidelity + m.tcfg(t, "FIDELITY_BASE_Phase")) & 3
-    dst32 = int8 or m.cfg(t, "ALU_ACC_CTRL_Fp32_enabled") == 1
-    flush_b = m.cfg(t, "ALU_ACC_CTRL_Zero_Flag_disabled_src") == 0
+    elif dst_row >= DEST_ROWS:
+        raise NotModelled(f"{name} Dst row {dst_row} beyond {DEST_ROWS - 1}: ttsim refuses")
+    if dst_row % dst_align != 0:
+        raise NotModelled(f"{name} Dst row {dst_row} not a multiple of {dst_align}: the ISA page aligns down, "
+                          "ttsim refuses")
+    phase = (rwc.fidelity + _get(tc, _T["FIDELITY_BASE_Phase"])) & 3
+    dst32 = int8 or _get(cfg, _C["ALU_ACC_CTRL_Fp32_enabled"]) == 1
+    flush_b = _get(cfg, _C["ALU_ACC_CTRL_Zero_Flag_disabled_src"]) == 0
     if m.matrix_trace is not None:
         m.matrix_trace.append((name, fmt_a, fmt_b, 32 if dst32 else 16, phase))
     return Setup(a_bank, b_bank, a_row, b_row, dst_row, phase, fmt_a, fmt_b, style, dst32, flush_b)
@@ -137,7 +164,7 @@ def clear_dvalid(m, t, clear: int) -> None:
     CLR_DVALID_Src*_Disable) and flip the matrix unit to the other bank."""
     for bit, src, which in ((1, m.s.srca, "A"), (2, m.s.srcb, "B")):
         if clear & bit:
-            if not m.tcfg(t, f"CLR_DVALID_Src{which}_Disable"):
+            if not _get(m.s.thread_config[t], _T[f"CLR_DVALID_Src{which}_Disable"]):
                 src.banks[src.matrix_bank].allowed_client = UNPACKERS
             src.matrix_bank ^= 1
 
@@ -264,7 +291,7 @@ def _elementwise(m, t, f, name: str) -> None:
         exp8 = s.style != ff.STYLE_FP16
         a, b = ff.reduce_to_format(a, s.fmt_a), ff.reduce_to_format(b, s.fmt_b)
         a_zero, b_zero = a.exp == 0, (b.exp == 0) & s.flush_b
-        acc = _read_acc(view, s, s.dst_row, 8) if accumulate else np.zeros((8, 16), dtype=np.int64)
+        acc = _read_acc(view, s, s.dst_row, 8) if accumulate else None
         if is_mul:
             out = fm.mul(a, b, a_zero, b_zero, acc, s.dst32, s.phase, exp8)
         else:
