@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -286,15 +287,24 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: 
     _ASSESS = None
     if todo:
         work = [(out[i][0], mask, None) for i, mask in todo]
-        found = pooled(_effects, work, jobs, Progress("coverage: effects", len(work)))
-        for (i, mask), observed in zip(todo, found):
+        saved = [time.monotonic()]
+
+        def keep(k: int, observed) -> None:
+            """Cache each result as it comes and write the cache every SAVE_EVERY_S seconds: a run stopped
+            part-way (hours over a big corpus) keeps what it did."""
+            i, mask = todo[k]
             out[i][3] = observed
             cache.put_key(_EffectsCache.key_of(out[i][0], mask), observed)
+            if time.monotonic() - saved[0] >= SAVE_EVERY_S:
+                cache.save()
+                saved[0] = time.monotonic()
+        pooled(_effects, work, jobs, Progress("coverage: effects", len(work)), each=keep)
         cache.save()
     return [tuple(r) for r in out]
 
 
 _ASSESS = None     # (cases, golden backend, replay backend, effects wanted): what forked workers of collect() read
+SAVE_EVERY_S = 60.0   # how often collect() writes the effects cache while it works
 
 
 def _assess_one(i: int) -> tuple:

@@ -36,20 +36,24 @@ class Progress:
             self.shown = False
 
 
-def pooled(fn, items, jobs: int, progress: Progress) -> list:
+def pooled(fn, items, jobs: int, progress: Progress, each=None) -> list:
     """[fn(x) for x in items], in order, on ``jobs`` forked processes (which see the parent's module state as
-    it was when this was called), stepping ``progress``."""
+    it was when this was called), stepping ``progress``; ``each(k, result)``, if given, runs in this process as
+    each result arrives (in order), so a caller can keep what is done before the whole list is."""
     items = list(items)
+    out: list = []
+
+    def take(r) -> None:
+        out.append(r)
+        progress.step()
+        if each is not None:
+            each(len(out) - 1, r)
     if jobs <= 1 or len(items) <= 20:
-        out = []
         for x in items:
-            out.append(fn(x))
-            progress.step()
+            take(fn(x))
         return out
     import multiprocessing
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        out = []
         for r in pool.imap(fn, items, chunksize=8):
-            out.append(r)
-            progress.step()
+            take(r)
     return out

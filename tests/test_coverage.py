@@ -154,6 +154,36 @@ def test_the_command_reads_a_corpus_and_its_recordings(tmp_path, capsys, monkeyp
     assert "1 with an observed effect in a matched case" in capsys.readouterr().out  # the same from the cache
 
 
+def test_a_run_stopped_part_way_keeps_the_effects_it_computed(tmp_path, monkeypatch):
+    """The effects cache is written while coverage works (here after every case), so an interrupted run over
+    a big corpus loses at most the last interval."""
+    import tensix_cli.coverage as cov_mod
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(cov_mod, "SAVE_EVERY_S", 0.0)
+    cases = [Case(f"z{i}", "", {0: asm(f"ZEROACC clear_mode=0 addr_mode=2 where={i}")}) for i in range(3)]
+    store = Store(tmp_path / "rec")
+    for c in cases:
+        store.put(Recording.from_result(c, device(c)))
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for c in cases:
+        (corpus / f"{c.name}.yaml").write_text(dump_case(c))
+    real, calls = cov_mod._effects, []
+
+    def stop_at_third(item):
+        calls.append(item)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(item)
+    monkeypatch.setattr(cov_mod, "_effects", stop_at_third)
+    try:
+        cov_mod.collect([corpus], recordings=str(tmp_path / "rec"), jobs=1)
+    except KeyboardInterrupt:
+        pass
+    (saved,) = (tmp_path / "cache" / "tensix-diff" / "effects").glob("*.json")
+    assert len(json.loads(saved.read_text())) == 2
+
+
 def test_the_committed_corpus_is_measured_against_all_137_instructions(capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert main(["coverage", str(DEFAULT_CORPUS), "--summary"]) == 0
