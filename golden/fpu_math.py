@@ -19,8 +19,6 @@ layout (an FP16 Dst keeps its 5-bit exponent in the FP32 exponent field).
 """
 from __future__ import annotations
 
-from typing import Sequence
-
 import numpy as np
 
 from .fpu_formats import SrcDatum
@@ -57,15 +55,19 @@ def fidelity_b(man, phase: int):
     return (full & 0xF) << 3 if phase & 2 else full >> 4
 
 
+def _align(value, by, away=0):
+    """value / 2**by rounded to nearest, ties towards +infinity (``away`` 1: away from zero, for negative
+    values): with arithmetic shifts (2v + 2**s - away) >> (s + 1). ``by`` is capped at 40 by the callers; every
+    magnitude here is below 2**29, so shifts of 31 or more give 0."""
+    return ((value << 1) + (np.int64(1) << by) - away) >> (by + 1)
+
+
 def _sum_aligned(acc, value, exp, wide: bool, exp8: bool) -> np.ndarray:
     """The Dst adder: ``acc`` (FP32 layout; None: +0) plus terms on the last axis as signed magnitudes ``value``
     (hidden bit at bit 23 for a normal exponent ``exp``). Every addend is aligned to the largest exponent and
     rounded to nearest, the terms' ties towards +infinity and the Dst value's away from zero; a 16-bit Dst also
     rounds each to a multiple of 2**13. The sum is normalised and rounded half-up in magnitude to the Dst
-    format.
-
-    With arithmetic shifts, (2v + 2**s - away) >> (s + 1) is v / 2**s so rounded for either sign; shifts of 31
-    or more give 0 (every magnitude here is below 2**29)."""
+    format."""
     if acc is None:                        # no Dst value: the adder's third input is +0 (exponent 0)
         top = np.maximum(exp.max(axis=-1), 0)
     else:
@@ -74,11 +76,11 @@ def _sum_aligned(acc, value, exp, wide: bool, exp8: bool) -> np.ndarray:
         acc_mag = np.where(acc_exp != 0, (acc & 0x7FFFFF) | HIDDEN, 0)
         top = np.maximum(exp.max(axis=-1), acc_exp)
         by = np.minimum(top - acc_exp, 40)
-        acc_aligned = ((acc_mag << 1) + (np.int64(1) << by)) >> (by + 1)      # rounded in magnitude
+        acc_aligned = _align(acc_mag, by)      # rounded in magnitude, the sign applied below
         if not wide:
             acc_aligned = (acc_aligned + 0x1000) & NARROW
     by = np.minimum(top[..., None] - exp, 40)
-    aligned = ((value << 1) + (np.int64(1) << by)) >> (by + 1)
+    aligned = _align(value, by)
     if not wide:
         aligned = (aligned + 0x1000) & NARROW
     total = aligned.sum(axis=-1)
@@ -100,12 +102,6 @@ def _sum_aligned(acc, value, exp, wide: bool, exp8: bool) -> np.ndarray:
     return np.where((top <= 0) | (total == 0) | (exp <= 0), 0, result)
 
 
-def accumulate(terms: Sequence[tuple], acc, wide: bool, exp8: bool) -> np.ndarray:
-    """Add (sign, exponent, magnitude) terms to ``acc`` (FP32 layout) and round as the Dst format needs."""
-    value = np.stack([np.where(_i64(sign) == 1, -_i64(mag), mag) for sign, _, mag in terms], axis=-1)
-    return _sum_aligned(acc, value, np.stack([_i64(e) for _, e, _ in terms], axis=-1), wide, exp8)
-
-
 def dot16(a: SrcDatum, b: SrcDatum, acc, wide: bool, phase: int, exp8: bool, bias: int) -> np.ndarray:
     """MVMUL outputs: acc + sum over the last axis k of b[k] * a[k], in two groups of eight products.
     a and b hold arrays whose shapes broadcast against each other, with 16 as the last axis.
@@ -123,7 +119,7 @@ def dot16(a: SrcDatum, b: SrcDatum, acc, wide: bool, phase: int, exp8: bool, bia
     product, exp = product.reshape(grouped), exp.reshape(grouped)
     top = exp.max(axis=-1)
     shift = np.minimum(top[..., None] - exp, 40)
-    total = (((product << 1) + (np.int64(1) << shift) - (product < 0)) >> (shift + 1)).sum(axis=-1)
+    total = _align(product, shift, product < 0).sum(axis=-1)      # half-up in magnitude
     live = top > 0
     return _sum_aligned(acc, (total << 13) * live, top * live, wide, exp8)
 
@@ -152,7 +148,7 @@ def add(a: SrcDatum, b: SrcDatum, a_zero, b_zero, acc, wide: bool, exp8: bool) -
     mag_small = np.where((small_s | small_k) != 0, (small_k & 0x3FF) | 0x400, 0)
     exp = big_k >> 10
     shift = np.minimum(exp - (small_k >> 10), 40)
-    mag_small = ((mag_small << 1) + (np.int64(1) << shift)) >> (shift + 1)    # 0 from a shift of 12 up
+    mag_small = _align(mag_small, shift)    # 0 from a shift of 12 up
     mag = np.where(big_s == small_s, mag_big + mag_small, mag_big - mag_small) << 13
     if wide and not exp8:
         exp = np.where(exp != 0, exp + 112, 97)

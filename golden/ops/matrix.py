@@ -102,7 +102,8 @@ _STATE = _T["CFG_STATE_ID_StateID"]
 
 
 def _get(words, f) -> int:
-    return (words[f.index] >> f.shift) & ((1 << f.size) - 1)
+    """Field ``f`` of a register file's words (one Config state, or a thread's ThreadConfig)."""
+    return f.get(words[f.index])
 
 
 def _check_config(cfg, tc, name: str) -> None:
