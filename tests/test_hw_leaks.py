@@ -1,11 +1,11 @@
 """No state leaks from one case into the next on the hw backend: B run right after A on the same worker
 gives exactly what B gives alone, bit for bit, for at least 1,000 (A, B) pairs.
 
-A (dirty) cases: generated cases of every profile (tt-llk pipelines and MOP blocks with their RISC-V
+A (dirty) cases: generated cases of the profiles in PROFILES (tt-llk pipelines and MOP blocks with their RISC-V
 actions among them), plus one directed case per stateful unit (packer
 mid-tile, the SFPU flag stack at every depth, lane flags pushed, a loaded replay buffer, a held mutex, a
 latched wait, MOP mask, a replay load left unfinished, posted semaphores, LRegs, Src banks left valid, unpacker state). B (probe) cases:
-the five pairs a review found leaking on ttsim 1.10.0, and generated cases of every profile.
+the five pairs a review found leaking on ttsim 1.10.0, a MOP-mask probe, and generated cases of PROFILES.
 Needs a Blackhole libttsim.so (``pytest --backend=hw --simulator=PATH``); skipped otherwise.
 """
 from __future__ import annotations
