@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generators.coverage_weights import is_mode_field, possible_classes, value_class
 from golden import isa
 from hwbridge.base import Result
 from tensix_diff.assess import assess
@@ -33,25 +34,8 @@ DEFAULT_CORPUS = ROOT / "tests" / "corpus"
 DEFAULT_PATHS = [DEFAULT_CORPUS, ROOT / "tests" / "fuzz_corpus"]
 
 
-def is_mode_field(name: str) -> bool:
-    return "mod" in name
-
-
 def is_addrmod_field(name: str) -> bool:
     return "addr" in name and "mod" in name
-
-
-def value_class(value: int, width: int) -> str:
-    if value == 0:
-        return "zero"
-    if value == 1:
-        return "one"
-    return "max" if value == (1 << width) - 1 else "other"
-
-
-def possible_classes(f: isa.Field) -> set[str]:
-    return {"zero", "one", "max", "other"} if f.width > 2 else {"zero", "one", "max"} if f.width == 2 else {
-        "zero", "one"}
 
 
 def possible_modes(ins: isa.Instruction) -> int:
@@ -112,6 +96,7 @@ class Coverage:
                          f"{classes} of {sum(c.class_total for c in self.instructions.values())} field-value classes")
         lines.append(self.reachable_line())
         lines.append(self.supported_line())
+        lines.append(self.accepted_classes_line())
         if self.divergences:
             lines.append(f"divergences between golden and the recordings: {len(self.divergences)}")
         return lines
@@ -127,12 +112,40 @@ class Coverage:
                 f"configs/profiles; AddrMod section fields apart): {len(bins)}; {got['observed']} with an observed "
                 f"effect in a matched case, {got['compared']} in compared cases")
 
+    def supported(self) -> list[InsCoverage]:
+        """The instructions golden models and ttsim runs."""
+        return [c for c in self.instructions.values() if c.ins.golden == "modelled" and not c.ins.ttsim_unsupported]
+
+    def accepted_class_set(self) -> set[tuple[str, str, str]]:
+        """(instruction, field, class) of the supported instructions that ttsim accepts as far as the project
+        knows: what configs/constraints.yaml lets some profile draw, plus any a ttsim recording ran."""
+        from generators import coverage_weights
+        sup = self.supported()
+        names = {c.ins.name for c in sup}
+        accepted = {b for b in coverage_weights.all_reachable_classes() if b[0] in names}
+        return accepted | {(c.ins.name, f, k) for c in sup for f, k in c.seen("classes", "recorded")}
+
+    def accepted_classes(self) -> tuple[int, int, int, int]:
+        """How many field-value classes ttsim accepts (accepted_class_set), of all the supported instructions'
+        classes, and how many of them were observed and compared."""
+        sup = self.supported()
+        accepted = self.accepted_class_set()
+        observed = sum(len(c.seen("classes", "observed")) for c in sup)
+        compared = sum(len(c.seen("classes", "compared")) for c in sup)
+        return len(accepted), sum(c.class_total for c in sup), observed, compared
+
+    def accepted_classes_line(self) -> str:
+        accepted, total, observed, compared = self.accepted_classes()
+        return (f"field-value classes of those instructions that ttsim accepts as far as the project knows (what "
+                f"configs/constraints.yaml lets a profile draw, plus any a ttsim recording ran): {accepted} of "
+                f"{total}; {observed} observed ({100 * observed / max(accepted, 1):.0f}%), {compared} compared")
+
     def supported_line(self, bar: int = 100) -> str:
         """The instructions golden models and ttsim runs: how many meet the bar (an observed effect in ``bar`` or
         more matched cases; for an instruction isa.yaml marks ``unobserved``, whose own effect no dump shows,
         ``bar`` or more matched cases that ran it), those below with their counts, and their mode values and
         field-value classes observed."""
-        sup = [c for c in self.instructions.values() if c.ins.golden == "modelled" and not c.ins.ttsim_unsupported]
+        sup = self.supported()
 
         def count(c) -> int:
             return c.cases["observed"] + (c.cases["compared"] if c.ins.unobserved else 0)
@@ -182,7 +195,8 @@ class Coverage:
 
     def to_json(self) -> dict:
         return {"cases": self.cases, "case_levels": self.case_levels,
-                "levels": {lv: self.count(lv) for lv in LEVELS},
+                "levels": {lv: self.count(lv) for lv in LEVELS}, "summary": self.summary_lines(),
+                "accepted_classes": dict(zip(("accepted", "total", "observed", "compared"), self.accepted_classes())),
                 "instructions": {r[0]: dict(zip(self.HEADERS[1:], r[1:])) for r in self.rows()},
                 "divergences": [{"case": c.name, "summary": s} for c, _, _, s in self.divergences]}
 

@@ -61,6 +61,18 @@ def test_value_classes():
     assert value_class(1, 1) == "one"
 
 
+def test_the_classes_a_constraint_allows():
+    from generators.coverage_weights import all_reachable_classes, possible_classes, range_classes
+    assert range_classes(0, 15, 4) == {"zero", "one", "max", "other"}
+    assert range_classes(2, 3, 4) == {"other"} and range_classes(1, 1, 4) == {"one"}
+    assert range_classes(0, 14, 4, align=2) == {"zero", "other"} and range_classes(5, 4, 4) == set()
+    assert range_classes(0, 3, 2) == {"zero", "one", "max", "other"}      # 2 is "other" at width 2
+    assert value_class(2, 2) == "other" and possible_classes(isa.Field("f", 1, 0)) == {"zero", "one", "max", "other"}
+    table = isa.table()
+    for name, f, k in all_reachable_classes():
+        assert k in possible_classes(next(x for x in table[name].fields if x.name == f)), (name, f, k)
+
+
 def test_each_instruction_gets_its_strongest_evidence():
     cov = measure(_runs())
     ins = cov.instructions
@@ -83,6 +95,23 @@ def test_each_instruction_gets_its_strongest_evidence():
     assert (f"modelled by golden and run by ttsim: {supported} instructions, 1 at the bar (1 with an observed effect"
             " in >= 1 matched cases, 0 that isa.yaml marks unobserved in >= 1 matched cases)") in cov.supported_line(1)
     assert "ZEROACC" not in cov.supported_line(bar=1) and "ZEROACC 1" in cov.supported_line()
+
+
+def test_accepted_classes_are_the_constraints_and_what_a_recording_ran(monkeypatch):
+    """The denominator of the field-value class figure: what constraints.yaml lets a profile draw, plus what
+    ttsim ran in a recording (even where golden could not); never what ran on golden only."""
+    from generators import coverage_weights
+    monkeypatch.setattr(coverage_weights, "all_reachable_classes", lambda: {("ZEROACC", "where", "one")})
+    cov = measure(_runs())
+    acc = cov.accepted_class_set()
+    assert ("ZEROACC", "where", "one") in acc                    # constraints only
+    assert ("ZEROACC", "addr_mode", "max") in acc                # NOT_MODELLED: ttsim ran it, golden refused
+    assert ("ZEROACC", "addr_mode", "other") in acc and ("SETRWC", "bitmask", "other") in acc
+    assert not any(n == "INCRWC" for n, _, _ in acc)             # golden only
+    accepted, total, observed, compared = cov.accepted_classes()
+    assert accepted == len(acc) and observed <= compared <= accepted < total
+    assert observed == len(cov.instructions["ZEROACC"].seen("classes", "observed")) > 0
+    assert f"{accepted} of {total}; {observed} observed" in cov.accepted_classes_line()
 
 
 def test_an_unobserved_instruction_meets_the_bar_by_compared_cases_and_no_other_does():
