@@ -58,12 +58,21 @@ def _t(name: str, **fields: int) -> int:
 
 
 # --- checks -------------------------------------------------------------------------------------
+@lru_cache(maxsize=None)
+def _plain_words() -> dict[int, int]:
+    """Per opcode of an instruction ttsim supports, the bits outside its fields (isa.decode refuses them)."""
+    return {op: ~ins.payload_mask & 0xFFFFFF for op, ins in isa.by_opcode().items() if not ins.ttsim_unsupported}
+
+
 def check(case: Case, plat: Platform) -> None:
     """Raise Refusal for what this platform or harness cannot do."""
     if plat.refuse_isa_unsupported:
+        plain = _plain_words()
         for t, words in case.threads.items():
             for i, w in enumerate(words):
-                ins, _ = isa.decode(w)
+                if w >> 24 in plain and not w & plain[w >> 24]:
+                    continue
+                ins, _ = isa.decode(w)       # an unknown opcode or stray bits raise here
                 if ins.ttsim_unsupported:
                     raise Refusal(f"thread {t} instruction {i}: {ins.name} is not supported by {plat.name}")
     for st, regs in case.init.config.items():
@@ -280,6 +289,13 @@ def _fill_words() -> tuple[tuple[int, ...], tuple[int, ...], int, int, int]:
             _t("SFPSTORE", lreg_ind=0, instr_mod0=6, dest_reg_addr=0))
 
 
+@lru_cache(maxsize=None)
+def _zero_stores() -> list[int]:
+    """The Dest fill's zero store for each (group, odd) in stream order (Dest addresses 0, 2, 4, ...)."""
+    zero = _fill_words()[0]
+    return [zero[a] for a in range(0, DEST_ROWS, 2)]
+
+
 def _rotl2(w):
     """golden.isa.to_stream, inline (an int or an int64 array): the word rotated left by two."""
     return ((w << 2) | (w >> 30)) & 0xFFFFFFFF
@@ -293,19 +309,24 @@ def _dest(p: rv.Program, case: Case) -> None:
     from 31 down, SFPIADD LReg1 = LReg15 (2 * lane) - (2k + 1) clears the flag of lane k + 1 (the
     flags only narrow), so SFPLOADI writes v_k into lanes 0..k and later lanes overwrite the rest."""
     zero, iadd, loadi, encc, store0 = _fill_words()
-    grid = np.zeros((DEST_ROWS, COLS), dtype=np.int64)
+    # the 4-row groups the case gives values to; every other group is its zero store alone
+    groups = sorted({r >> 2 for r, v in case.init.dest if any(v)})
+    grid = np.zeros((len(groups) * 4, COLS), dtype=np.int64)
+    at = {g: 4 * i for i, g in enumerate(groups)}
     for r, v in case.init.dest:
-        grid[r] = v
-    # lanes[i, lane] for i = 2 * g + odd: lane 8 * (row - 4g) + col // 2 of rows 4g..4g+3, columns of that parity
-    lanes = grid.reshape(DEST_ROWS // 4, 4, COLS // 2, 2).transpose(0, 3, 1, 2).reshape(DEST_ROWS // 2, 32)
-    live = lanes.any(axis=1)
+        if (r >> 2) in at:
+            grid[at[r >> 2] + (r & 3)] = v
+    # lanes[i, lane] for i = 2 * (group's place) + odd: lane 8 * (row - 4g) + col // 2 of rows 4g..4g+3, columns
+    # of that parity
+    lanes = grid.reshape(len(groups), 4, COLS // 2, 2).transpose(0, 3, 1, 2).reshape(len(groups) * 2, 32)
     # one row of words per (g, odd) in stream order, and which of them it issues: SFPLOADI of lane 31's value;
     # for k = 30..0, where lane k differs from lane k + 1, SFPIADD k and SFPLOADI of lane k's value; SFPENCC and
-    # the SFPSTORE. A group holding only zeros issues its zero store alone.
-    addrs = 2 * np.arange(DEST_ROWS // 2)          # Dest address 4g + 2 * odd
+    # the SFPSTORE. A (g, odd) holding only zeros issues its zero store alone.
+    addrs = np.repeat(4 * np.asarray(groups, dtype=np.int64), 2) + np.tile([0, 2], len(groups))  # 4g + 2 * odd
+    live = lanes.any(axis=1)
     ks = np.arange(30, -1, -1)
-    words = np.empty((DEST_ROWS // 2, 65), dtype=np.int64)
-    words[:, 0] = np.where(live, _rotl2(loadi | lanes[:, 31]), np.asarray(zero)[addrs])
+    words = np.empty((len(addrs), 65), dtype=np.int64)
+    words[:, 0] = np.where(live, _rotl2(loadi | lanes[:, 31]), np.asarray(zero, dtype=np.int64)[addrs])
     words[:, 1:63:2] = np.asarray(iadd)[ks]
     words[:, 2:63:2] = _rotl2(loadi | lanes[:, ks])
     words[:, 63] = encc
@@ -316,8 +337,13 @@ def _dest(p: rv.Program, case: Case) -> None:
     keep[:, 1:63:2] = differs
     keep[:, 2:63:2] = differs
     keep[:, 63:] = live[:, None]
-    out = words[keep].tolist()
-    p.emit(*out)
+    zeros = _zero_stores()
+    done = 0
+    for i, g in enumerate(groups):
+        p.emit(*zeros[done:2 * g])
+        p.emit(*words[2 * i:2 * i + 2][keep[2 * i:2 * i + 2]].tolist())
+        done = 2 * g + 2
+    p.emit(*zeros[done:])
     for r in range(2):
         p.tensix(_t("SFPLOADI", lreg_ind=r, instr_mod0=2, imm16=0))
 
