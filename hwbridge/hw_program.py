@@ -10,7 +10,6 @@ all-done flag that the host polls. Everything lands in one block the host reads 
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 
