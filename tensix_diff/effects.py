@@ -144,7 +144,11 @@ def _run(case: Case, threads: dict[int, list[int]], mask: dict, ablate: frozense
 
 
 def _full(case: Case, mask: dict, full_state: dict | None) -> _Outcome:
-    return _outcome(full_state, mask) if full_state is not None else _run(case, case.threads, mask)
+    """The full run cut down to the mask (a given state dump's Dest lists made arrays once, not per ablation)."""
+    if full_state is None:
+        return _run(case, case.threads, mask)
+    out = _outcome(full_state, mask)
+    return replace(out, dest=tuple(np.asarray(d) for d in out.dest))
 
 
 def _ablated(case: Case, nops: Iterable[tuple[int, int]]) -> dict[int, list[int]]:

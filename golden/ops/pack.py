@@ -52,18 +52,28 @@ _REFUSED_CONFIG = (
 _REMAP = ("DEST_ACCESS_CFG_remap_addrs", "DEST_ACCESS_CFG_swizzle_32b")
 
 
-def _cfg(m, t: int, name: str) -> int:
-    f = config_field(name)
-    return f.get(config_word(m, t, f.index))
+class _Cfg:
+    """Config fields as thread t sees them during one PACR (each word read once: nothing writes Config
+    in between)."""
+
+    def __init__(self, m, t: int):
+        self.m, self.t, self.words = m, t, {}
+
+    def __call__(self, name: str) -> int:
+        f = config_field(name)
+        word = self.words.get(f.index)
+        if word is None:
+            word = self.words[f.index] = config_word(self.m, self.t, f.index)
+        return f.get(word)
 
 
-def _check(m, t: int, f) -> None:
+def _check(cfg: _Cfg, f) -> None:
     check_packer_fields(f)
     if f.rowpadzero or f.concat >> 1:
         raise NotModelled("PACR with RowPadZero or Concat bits 6:5 (not modelled)")
     if f.readintfsel not in ROW_OFFSETS:
         raise NotModelled(f"PACR ReadIntfSel={f.readintfsel} (ttsim models 0, 1, 3, 5 and 10)")
-    remap = [_cfg(m, t, name) for name in _REMAP]
+    remap = [cfg(name) for name in _REMAP]
     if f.dstaccessmode and not all(remap):
         raise NotModelled("PACR DstAccessMode=1 without both remap_addrs and swizzle_32b (ttsim requires them)")
     if f.dstaccessmode and f.readintfsel not in STRIDED_OFFSETS:
@@ -72,30 +82,30 @@ def _check(m, t: int, f) -> None:
         raise NotModelled("PACR reading a remapped Dst (remap_addrs / swizzle_32b) without DstAccessMode "
                           "(not modelled)")
     for name in _REFUSED_CONFIG:
-        if _cfg(m, t, name):
+        if cfg(name):
             raise NotModelled(f"PACR with {name} set (not modelled)")
-    if not _cfg(m, t, "THCON_SEC0_REG1_Disable_zero_compress"):
+    if not cfg("THCON_SEC0_REG1_Disable_zero_compress"):
         raise NotModelled("PACR with zero compression (Disable_zero_compress=0) (not modelled)")
-    if not 1 <= _cfg(m, t, "PACK_COUNTERS_SEC0_pack_reads_per_xy_plane") <= 16:
+    if not 1 <= cfg("PACK_COUNTERS_SEC0_pack_reads_per_xy_plane") <= 16:
         raise NotModelled("PACR with pack_reads_per_xy_plane outside 1..16 (ttsim refuses it)")
 
 
-def _mode(m, t: int) -> tuple[int, int, int]:
-    read32 = _cfg(m, t, "PCK_DEST_RD_CTRL_Read_32b_data")
-    in_fmt, out_fmt = _cfg(m, t, "THCON_SEC0_REG1_In_data_format"), _cfg(m, t, "THCON_SEC0_REG1_Out_data_format")
-    if _cfg(m, t, "ALU_FORMAT_SPEC_REG2_Dstacc") != in_fmt:
+def _mode(cfg: _Cfg) -> tuple[int, int, int]:
+    read32 = cfg("PCK_DEST_RD_CTRL_Read_32b_data")
+    in_fmt, out_fmt = cfg("THCON_SEC0_REG1_In_data_format"), cfg("THCON_SEC0_REG1_Out_data_format")
+    if cfg("ALU_FORMAT_SPEC_REG2_Dstacc") != in_fmt:
         raise UndefinedBehaviour("PACR In_data_format differs from ALU_FORMAT_SPEC_REG2_Dstacc (ttsim: undefined)")
     mode = (read32, in_fmt, out_fmt)
     if mode not in pf.PACK_MODES:
         raise NotModelled(f"PACR conversion Read_32b_data={read32} In_data_format={in_fmt} "
                           f"Out_data_format={out_fmt} (not modelled)")
-    if bool(_cfg(m, t, "PCK_DEST_RD_CTRL_Round_10b_mant")) != (mode in pf.ROUND_10B_MODES):
-        raise NotModelled(f"PACR Round_10b_mant={_cfg(m, t, 'PCK_DEST_RD_CTRL_Round_10b_mant')} with this "
+    if bool(cfg("PCK_DEST_RD_CTRL_Round_10b_mant")) != (mode in pf.ROUND_10B_MODES):
+        raise NotModelled(f"PACR Round_10b_mant={cfg('PCK_DEST_RD_CTRL_Round_10b_mant')} with this "
                           "conversion (ttsim requires it for Dst32b FP16 and forbids it elsewhere)")
     return mode
 
 
-def _first_row(m, t: int, in_bits: int) -> int:
+def _first_row(m, t: int, cfg: _Cfg, in_bits: int) -> int:
     """The Dst row (Dst32b row when reading 32 bits) the first read interface starts at."""
     ch0 = m.s.adc[t]["pack"][0]
     if ch0.x:
@@ -103,22 +113,22 @@ def _first_row(m, t: int, in_bits: int) -> int:
     size = in_bits // 8
     terms = [(ch0.y, "PCK0_ADDR_CTRL_XY_REG_0_Ystride"), (ch0.z, "PCK0_ADDR_CTRL_ZW_REG_0_Zstride"),
              (ch0.w, "PCK0_ADDR_CTRL_ZW_REG_0_Wstride")]
-    strides = [_cfg(m, t, name) for _, name in terms] + [_cfg(m, t, "PCK0_ADDR_CTRL_XY_REG_0_Xstride")]
+    strides = [cfg(name) for _, name in terms] + [cfg("PCK0_ADDR_CTRL_XY_REG_0_Xstride")]
     if any(s % size for s in strides):
         raise UndefinedBehaviour(f"PACR input strides {strides} not multiples of the {size}-byte datum")
     datum = sum(c * s for (c, _), s in zip(terms, strides)) // size
     if datum % COLS:
         raise NotModelled(f"PACR input start datum {datum} is not on a Dst row boundary (ttsim requires it)")
-    return (datum // COLS + _cfg(m, t, "DEST_TARGET_REG_CFG_PACK_SEC0_Offset")) % DEST_ROWS
+    return (datum // COLS + cfg("DEST_TARGET_REG_CFG_PACK_SEC0_Offset")) % DEST_ROWS
 
 
-def _edge_masks(m, t: int, n: int, rows_per_plane: int) -> tuple[np.ndarray, tuple[int, int, int]]:
+def _edge_masks(m, cfg: _Cfg, n: int, rows_per_plane: int) -> tuple[np.ndarray, tuple[int, int, int]]:
     """Per-datum keep flags from the edge masks, and the packer's (x, y, z) position after n datums."""
-    select = _cfg(m, t, "PCK_EDGE_TILE_ROW_SET_SELECT_select") & 3
+    select = cfg("PCK_EDGE_TILE_ROW_SET_SELECT_select") & 3
     if select > 1:
         raise NotModelled(f"PACR edge-mask row set {select} (ttsim models sets 0 and 1)")
-    masks = (_cfg(m, t, "PCK_EDGE_OFFSET_SEC0_mask"), _cfg(m, t, "PCK_EDGE_OFFSET_SEC1_mask"))
-    mapping = [_cfg(m, t, f"TILE_ROW_SET_MAPPING_{select}_row_set_mapping_{r}") for r in range(16)]
+    masks = (cfg("PCK_EDGE_OFFSET_SEC0_mask"), cfg("PCK_EDGE_OFFSET_SEC1_mask"))
+    mapping = [cfg(f"TILE_ROW_SET_MAPPING_{select}_row_set_mapping_{r}") for r in range(16)]
     p = m.s.packer
     x, y, z = (p.x, p.y, p.z) if p.continuing else (0, 0, 0)
     keep = np.zeros(n, dtype=bool)
@@ -138,10 +148,11 @@ def _edge_masks(m, t: int, n: int, rows_per_plane: int) -> tuple[np.ndarray, tup
 @semantics("PACR")
 def pacr(m, t, f) -> None:
     """PACR.md + Packers/*.md (WormholeB0); BH: one packer, ReadIntfSel, Y-stride byte term (delta #8)."""
-    _check(m, t, f)
-    read32, in_fmt, out_fmt = _mode(m, t)
+    cfg = _Cfg(m, t)
+    _check(cfg, f)
+    read32, in_fmt, out_fmt = _mode(cfg)
     in_bits, out_bits = pf.element_bits(in_fmt), pf.element_bits(out_fmt)
-    first = _first_row(m, t, in_bits)
+    first = _first_row(m, t, cfg, in_bits)
     rows = (STRIDED_OFFSETS if f.dstaccessmode else ROW_OFFSETS)[f.readintfsel]
     per_row = m.s.adc[t]["pack"][1].x - m.s.adc[t]["pack"][0].x + 1
     if not f.flush and per_row not in ((8, 16) if f.readintfsel == 1 else (16,)):
@@ -149,12 +160,12 @@ def pacr(m, t, f) -> None:
     if first + rows[-1] >= DEST_ROWS:
         raise NotModelled(f"PACR reading Dst rows {first}..{first + rows[-1]} (ttsim does not wrap)")
     n = 0 if f.flush else per_row * len(rows)
-    l1_acc = _cfg(m, t, "THCON_SEC0_REG1_Pack_L1_Acc")
+    l1_acc = cfg("THCON_SEC0_REG1_Pack_L1_Acc")
     if l1_acc and out_fmt not in pack_l1_acc.FORMATS:
         raise NotModelled(f"PACR L1 accumulation into Out_data_format {out_fmt} (ttsim: FP32, FP16, BF16 only)")
     if out_fmt in pf.BFP_BITS and n % 16:
         raise NotModelled(f"PACR of {n} block-float datums: not whole groups of 16 sharing an exponent (ttsim refuses)")
-    keep, position = _edge_masks(m, t, n, _cfg(m, t, "PACK_COUNTERS_SEC0_pack_reads_per_xy_plane"))
+    keep, position = _edge_masks(m, cfg, n, cfg("PACK_COUNTERS_SEC0_pack_reads_per_xy_plane"))
     p = m.s.packer
     addrs = None if p.continuing else output_address(m, t, f)
 
@@ -165,8 +176,8 @@ def pacr(m, t, f) -> None:
         view = DstView(m, t)
         cells = view.read32_or(dst_rows) if read32 else view.read16_or(dst_rows)
         raw = cells[i, i % COLS].astype(np.uint32)
-    unsigned = bool(_cfg(m, t, "PCK_DEST_RD_CTRL_Read_unsigned"))
-    relu = (_cfg(m, t, "STACC_RELU_ApplyRelu"), _cfg(m, t, "STACC_RELU_ReluThreshold"))
+    unsigned = bool(cfg("PCK_DEST_RD_CTRL_Read_unsigned"))
+    relu = (cfg("STACC_RELU_ApplyRelu"), cfg("STACC_RELU_ReluThreshold"))
     values = np.where(keep, pf.dst_to_l1(read32, in_fmt, out_fmt, raw, unsigned, *relu), 0)
 
     if addrs is not None:
