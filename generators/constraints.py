@@ -88,6 +88,13 @@ class Rules:
     def follow(self, name: str) -> list[str]:
         return list((self.entry(name) or {}).get("follow") or [])
 
+    def follow_if(self, name: str) -> list[dict]:
+        """Conditional follow-ups: [{if: {field: cond}, lines: [...]}], emitted when the drawn fields match."""
+        return list((self.entry(name) or {}).get("follow_if") or [])
+
+    def all_follow_lines(self, name: str) -> list[str]:
+        return self.follow(name) + [line for fx in self.follow_if(name) for line in fx["lines"]]
+
     def precede(self, name: str) -> list[str]:
         return list((self.entry(name) or {}).get("precede") or [])
 
@@ -116,7 +123,8 @@ def _validate(raw: dict) -> None:
         _check(name in table, f"instructions: '{name}' is not in golden/isa.yaml")
         e = e or {}
         raw["instructions"][name] = e
-        _check(set(e) <= {"needs", "fields", "fixups", "exclude", "precede", "follow", "config_words"},
+        _check(set(e) <= {"needs", "fields", "fixups", "exclude", "precede", "follow", "follow_if",
+                                 "config_words"},
                f"{name}: unknown keys {sorted(set(e))}")
         for kind in e.get("needs", []):
             _check(kind in raw["setups"], f"{name}: needs unknown setup '{kind}'")
@@ -129,12 +137,17 @@ def _validate(raw: dict) -> None:
             for part in ("if", "or", "and", "set"):
                 for fname in (fx.get(part) or {}):
                     _check(fname in names, f"{name} fixup: no field '{fname}'")
+        for fx in e.get("follow_if") or []:
+            _check(set(fx) == {"if", "lines"}, f"{name} follow_if: needs exactly 'if' and 'lines'")
+            for fname in fx["if"]:
+                _check(fname in names, f"{name} follow_if: no field '{fname}'")
     for kind, s in raw["setups"].items():
         for line in list(s.get("prologue", [])) + list(s.get("epilogue", [])):
             _check(line.split()[0] in table, f"setups.{kind}: unknown instruction in '{line}'")
     for name, e in raw["instructions"].items():
-        for key in ("precede", "follow"):
-            for line in e.get(key) or []:
+        for key in ("precede", "follow", "follow_if"):
+            lines = [ln for fx in e.get(key) or [] for ln in fx["lines"]] if key == "follow_if" else e.get(key) or []
+            for line in lines:
                 _check(line.split()[0] in table, f"{name}: unknown instruction in {key} '{line}'")
 
 
@@ -170,7 +183,7 @@ def unavailable_reason(name: str, profile: Profile) -> str | None:
         return f"excluded: {r.excluded(name)}"
     if not golden_accepts(name, profile.golden):
         return f"golden status '{ins.golden}' (profile accepts {', '.join(profile.golden)})"
-    for key, lines in (("preceded", r.precede(name)), ("followed", r.follow(name))):
+    for key, lines in (("preceded", r.precede(name)), ("followed", r.all_follow_lines(name))):
         for line in lines:
             if not golden_accepts(line.split()[0], profile.golden):
                 return f"must be {key} by {line.split()[0]}, which golden does not model yet"

@@ -40,6 +40,7 @@ class Profile:
     sections: tuple[int, ...] = tuple(range(8))
     addrmod_align: dict[str, int] = field(default_factory=dict)
     addrmod_fixed: dict[str, int] = field(default_factory=dict)
+    addrmod_max: dict[str, int] = field(default_factory=dict)
     overrides: dict[str, dict[str, dict]] = field(default_factory=dict)
     thread_mix: dict[str, float] = field(default_factory=lambda: {"self": 1.0})
     templates: dict[str, float] = field(default_factory=dict)
@@ -131,8 +132,8 @@ def parse_profile(name: str, raw: dict, where: str) -> Profile:
     _need(isinstance(golden, list) and golden and all(g in GOLDEN_ACCEPT for g in golden), where,
           f"golden must be a list drawn from {GOLDEN_ACCEPT}")
     am = raw.get("addrmod") or {}
-    _need(isinstance(am, dict) and set(am) <= {"sections", "align", "fixed"}, where,
-          "addrmod takes sections, align and fixed")
+    _need(isinstance(am, dict) and set(am) <= {"sections", "align", "fixed", "max"}, where,
+          "addrmod takes sections, align, fixed and max")
     sections = tuple(am.get("sections", range(8)))
     _need(sections and all(isinstance(s, int) and 0 <= s <= 7 for s in sections), where, "addrmod.sections are 0..7")
     align = am.get("align") or {}
@@ -141,6 +142,9 @@ def parse_profile(name: str, raw: dict, where: str) -> Profile:
     fixed = am.get("fixed") or {}
     _need(isinstance(fixed, dict) and all(isinstance(v, int) and v >= 0 for v in fixed.values()), where,
           "addrmod.fixed maps AddrMod field names to the value every section gets")
+    amax = am.get("max") or {}
+    _need(isinstance(amax, dict) and all(isinstance(v, int) and v >= 0 for v in amax.values()), where,
+          "addrmod.max maps AddrMod field names to the largest value drawn")
     overrides = raw.get("overrides") or {}
     _need(isinstance(overrides, dict) and all(k in isa.table() and isinstance(v, dict) for k, v in overrides.items()),
           where, "overrides maps instruction names to {field: constraint}")
@@ -160,7 +164,7 @@ def parse_profile(name: str, raw: dict, where: str) -> Profile:
         length=_pair(raw.get("length", [1, 64]), where, "length", 0, 4096), threads=threads,
         golden=tuple(golden), observability=obs, thread_config_setup=tcs, config_state=state,
         dest_rows=_pair(raw.get("dest_rows", [0, 64]), where, "dest_rows", 0, 1024), gpr_special=float(special),
-        dest_edges=float(edges), sections=sections, addrmod_align=dict(align), addrmod_fixed=dict(fixed), overrides=overrides, thread_mix=mix,
+        dest_edges=float(edges), sections=sections, addrmod_align=dict(align), addrmod_fixed=dict(fixed), addrmod_max=dict(amax), overrides=overrides, thread_mix=mix,
         templates={k: float(v) for k, v in templates.items()}, formats=_formats(raw.get("formats"), where),
         pipeline=pipeline)
 

@@ -192,11 +192,14 @@ class Builder:
 
     def instruction(self, name: str, plan: ThreadPlan) -> list[int]:
         """The instruction's word between any words constraints.yaml says must precede and follow it (e.g. NOPs)."""
-        word = self.one_word(name, plan)
+        word, values = self.one_word(name, plan, with_values=True)
+        follow = self.rules.follow(name) + [line for fx in self.rules.follow_if(name)
+                                            if all(_matches(values[k], c) for k, c in fx["if"].items())
+                                            for line in fx["lines"]]
         return ([self.assemble(line) for line in self.rules.precede(name)] + [word]
-                + [self.assemble(line) for line in self.rules.follow(name)])
+                + [self.assemble(line) for line in follow])
 
-    def one_word(self, name: str, plan: ThreadPlan) -> int:
+    def one_word(self, name: str, plan: ThreadPlan, with_values: bool = False):
         ins = isa.lookup(name)
         spec = self.rules.field_spec(name, plan.mix)
         values: dict[str, int] = {}
@@ -214,7 +217,8 @@ class Builder:
         for s in self.shared_needs(name):
             self.owners.setdefault(s, plan.thread)
         plan.counts[name] += 1
-        return isa.encode(name, values)
+        word = isa.encode(name, values)
+        return (word, values) if with_values else word
 
     # --- AddrMod sections ------------------------------------------------------------------------------
     def addrmod_word(self, index: int, mix: Profile) -> int:
@@ -231,7 +235,8 @@ class Builder:
             elif suffix in probs:
                 values[suffix] = int(self.draw.boolean(probs[suffix]))
             else:
-                values[suffix] = self.ranged(0, (1 << rf.size) - 1, mix.addrmod_align.get(suffix, 1))
+                values[suffix] = self.ranged(0, min((1 << rf.size) - 1, mix.addrmod_max.get(suffix, 1 << rf.size)),
+                                             mix.addrmod_align.get(suffix, 1))
         apply_fixups(values, [fx for fx in self.rules.addrmod.get("fixups", [])
                               if all(k in values for k in fx["if"])])
         word = 0
@@ -297,7 +302,8 @@ class Builder:
         counts one issue) and no Dest row addressing (repeated AddrMod steps could run it past row 1023)."""
         def ok(name: str) -> bool:
             spec = self.rules.field_spec(name, plan.mix)
-            return (not self.rules.follow(name) and not self.rules.precede(name) and "dest" not in self.rules.needs(name)
+            return (not self.rules.all_follow_lines(name) and not self.rules.precede(name)
+                    and "dest" not in self.rules.needs(name)
                     and all(c.get("role") != "adc_zw_inc" for c in spec.values()))
         return {n: w for n, w in self.current(plan).items() if ok(n)}
 
@@ -320,7 +326,9 @@ class Builder:
             cfg[2] = pick()
             cfg[8] = pick() if d.boolean(0.7) else nop
         cfg[7] = pick() if d.boolean(0.7) else nop
-        mask = d.bits(32)
+        # each zmask half is now and then 0, 1 or all ones (the field-value classes of MOP's and MOP_CFG's halves)
+        lo, hi = ((d.choice((0, 1, 0xFFFF)) if d.boolean(EDGE_P) else d.bits(16)) for _ in range(2))
+        mask = hi << 16 | lo
         at = len(plan.body)
         plan.actions += [(at, RiscvAction("mop_cfg", (i, v))) for i, v in sorted(cfg.items())]
         plan.counts["MOP"] += 1
@@ -406,8 +414,11 @@ class Builder:
             if "fill_section" in r.setups["srcbanks"]:
                 tc.update(self.section_words(r.setups["srcbanks"]["fill_section"], plan.mix, noop=True))
         if "addrmod" in plan.needs:
+            # a body may name the srcbanks fill section too: it stays the no-op section the fill needs
+            fill = r.setups["srcbanks"].get("fill_section") if "srcbanks" in plan.needs else None
             for s in sorted(plan.sections):
-                tc.update(self.section_words(s, plan.mix))
+                if s != fill:
+                    tc.update(self.section_words(s, plan.mix))
         if "gpr" in plan.needs and plan.gprs:
             init.gpr[t] = {i: self.gpr_value(plan.mix) for i in sorted(plan.gprs)}
         if "dest" in plan.needs:
