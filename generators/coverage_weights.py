@@ -155,29 +155,26 @@ def all_reachable_classes() -> set[tuple[str, str, str]]:
     """Every (instruction, field, class) some profile under configs/profiles can generate by its constraints,
     with the words constraints.yaml puts before and after an instruction (pipeline profiles draw whole
     kernels and add none; nor do set-up lines, whose values are filled in per case)."""
-    from .profiles import load_profile, profile_names
     out: set[tuple[str, str, str]] = set()
-    for pname in profile_names():
-        profile = load_profile(pname)
-        if profile.pipeline:
-            continue
-        for name in available(profile):
-            out.update((name, f, k) for f, ks in reachable_classes(name, profile).items() for k in ks)
-            for line in rules().precede(name) + rules().all_follow_lines(name):
-                ins, vals = isa.decode(isa.assemble_line(line))
-                out.update((ins.name, f.name, value_class(vals[f.name], f.width)) for f in ins.fields)
+    for profile, name in _generated():
+        out.update((name, f, k) for f, ks in reachable_classes(name, profile).items() for k in ks)
+        for line in rules().precede(name) + rules().all_follow_lines(name):
+            ins, vals = isa.decode(isa.assemble_line(line))
+            out.update((ins.name, f.name, value_class(vals[f.name], f.width)) for f in ins.fields)
     return out
 
 
 def all_reachable_bins() -> set[Bin]:
     """Every (instruction, mode field, value) some profile under configs/profiles can generate (see
     ``reachable``; pipeline profiles draw whole kernels and add none)."""
+    return {(name, f, v) for profile, name in _generated() for f, vals in reachable(name, profile).items() for v in vals}
+
+
+def _generated():
+    """(profile, instruction) for every instruction a profile under configs/profiles draws one at a time
+    (pipeline profiles draw whole kernels)."""
     from .profiles import load_profile, profile_names
-    out: set[Bin] = set()
     for pname in profile_names():
         profile = load_profile(pname)
-        if profile.pipeline:
-            continue
-        for name in available(profile):
-            out.update((name, f, v) for f, vals in reachable(name, profile).items() for v in vals)
-    return out
+        if not profile.pipeline:
+            yield from ((profile, name) for name in available(profile))
