@@ -405,3 +405,20 @@ def test_config_words_named_by_fields_are_observed_and_cfgshiftmask_reads_set_sc
         observed = set().union(*(set(v) for v in case.observe.config.values())) if case.observe.config else set()
         assert named <= observed, (case.name, named - observed)
     assert seen >= 10
+
+
+def test_conditional_follow_ups_come_after_exactly_the_banks_an_instruction_releases():
+    """constraints.yaml follow_if: CLEARDVALID (and a matrix op that clears dvalid) is followed by one UNPACR_NOP
+    per bank it hands back, unpacker 0 for SrcA (bit 0) and 1 for SrcB (bit 1), in that order."""
+    nop = {k: isa.assemble_line(f"UNPACR_NOP unpacker_select={k} set_dvalid=1 unpack_pop=1") for k in (0, 1)}
+    seen = Counter()
+    for _, case in generate(4711, 150, "regfile"):
+        for words in case.threads.values():
+            for i, w in enumerate(words):
+                ins, f = isa.decode(w)
+                if ins.name != "CLEARDVALID":
+                    continue
+                banks = [k for k in (0, 1) if f["cleardvalid"] >> k & 1]
+                assert words[i + 1:i + 1 + len(banks)] == [nop[k] for k in banks], case.name
+                seen[f["cleardvalid"]] += 1
+    assert set(seen) == {1, 2, 3}, seen
