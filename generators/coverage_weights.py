@@ -3,9 +3,9 @@
 A coverage bin is an (instruction, mode field, value) triple: a value of a field whose name holds "mod"
 (instr_mod*, addr_mode, ...), as `tensix-diff coverage` counts them. A field-value class is one of zero, one,
 max (all ones) and other; ``all_reachable_classes`` lists those the constraints let the generator draw.
-``toward_unseen`` derives from a profile one that (a) multiplies each instruction's weight by 1 + boost x the share of its reachable bins the corpus
-has not shown yet, and (b) draws each mode field only from its not-yet-seen values while any remain within
-the field's constraint. `benchmarks/coverage_weighting.py` measures bins reached against the plain profile.
+``toward_unseen`` derives from a profile one that (a) multiplies each instruction's weight by 1 + boost x the
+share of its reachable bins the corpus has not shown yet, and (b) draws each mode field only from its
+not-yet-seen values while any remain within the field's constraint. `benchmarks/coverage_weighting.py` measures bins reached against the plain profile.
 """
 from __future__ import annotations
 
