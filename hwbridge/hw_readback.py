@@ -19,18 +19,14 @@ def decode(job: Job, blobs: list[bytes], plat: Platform) -> dict:
     """``blobs`` are the job's reads in order: the results block, then each observed L1 region."""
     block = blobs[0]
     dest_words = _words(block, M.DEST_DUMP, DEST_ROWS * COLS // 2).reshape(COLS // 2, DEST_ROWS).T   # sel-major
-    dest = np.empty((DEST_ROWS, COLS), dtype=np.uint16)
-    dest[:, 0::2] = dest_words & 0xFFFF
-    dest[:, 1::2] = dest_words >> 16
+    # each little-endian word holds columns 2c (low half) and 2c + 1 (high half) of its row
+    dest = np.ascontiguousarray(dest_words).view("<u2")
     gprs = _words(block, M.GPR_DUMP, THREADS * GPRS).reshape(THREADS, GPRS)
-    dbus = [int(w) for w in _words(block, M.DBUS_DUMP, len(plat.dbus_reads()))]
-    rwc, adc = plat.decode_counters(dbus)
+    rwc, adc = plat.decode_counters(_words(block, M.DBUS_DUMP, len(plat.dbus_reads())).tolist())
+    reads = [(st, idx) for st in sorted(job.cfg_reads) for idx in job.cfg_reads[st]]
     config: dict[str, dict[str, int]] = {}
-    k = 0
-    for st in sorted(job.cfg_reads):
-        for idx in job.cfg_reads[st]:
-            config.setdefault(str(st), {})[str(idx)] = int(_words(block, M.CFG_DUMP + 4 * k, 1)[0])
-            k += 1
+    for (st, idx), value in zip(reads, _words(block, M.CFG_DUMP, len(reads)).tolist()):
+        config.setdefault(str(st), {})[str(idx)] = value
     return {
         "dest": dest.tolist(),
         "rwc": rwc,
