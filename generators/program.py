@@ -25,7 +25,7 @@ from .values import dest_cell
 
 
 GPR_SPECIAL = (0, 1, 2, 0xFFFF, 0x10000, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFE, 0xFFFFFFFF)
-EDGE_P = 0.15          # chance a ranged field takes its lowest or highest allowed value
+EDGE_P = 0.15          # chance a ranged field takes an edge: its lowest or highest allowed value, or 1 (see ranged)
 REPLAY_BUFFER = 32     # replay buffer entries per thread (ttsim REPLAY_BUF_SIZE)
 SETUP_ORDER = ("rwc", "adc", "srcbanks", "lregs")   # prologue order after the ThreadConfig writes
 
@@ -104,8 +104,8 @@ class Builder:
         k0, k1 = -(-lo // align), hi // align
         if k1 <= k0:
             return max(k0, 0) * align
-        if self.draw.boolean(EDGE_P):
-            return self.draw.choice((k0, k1)) * align
+        if self.draw.boolean(EDGE_P):      # 1 too where the range starts at 0: the "one" class of coverage
+            return self.draw.choice((k0, k1, 1) if align == 1 and k0 == 0 and k1 > 1 else (k0, k1)) * align
         return self.draw.integer(k0, k1) * align
 
     def gpr_value(self, mix: Profile) -> int:
