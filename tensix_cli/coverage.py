@@ -289,8 +289,8 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: 
     cases = load_any(paths)   # case files, directories and recorded fuzz bundles
     _ASSESS = (cases, open_backend("golden"), open_backend("replay", recordings=recordings), effects)
     out, todo = [], []
-    cache = _EffectsCache()
     rows = pooled(_assess_one, range(len(cases)), jobs, Progress("coverage: assessed", len(cases)))
+    cache = _EffectsCache()     # read after the assessment, which takes minutes: what others cached meanwhile counts
     for case, (model, rec, outcome, message, mask) in zip(cases, rows):
         observed = None
         if mask is not None:
