@@ -141,13 +141,13 @@ def reachable_classes(name: str, profile: Profile) -> dict[str, set[str]]:
     ins = isa.lookup(name)
     spec = rules().field_spec(name, profile)
     out = {f.name: field_classes(ins, f, spec.get(f.name, {}), profile) for f in ins.fields}
-    widths = {f.name: f.width for f in ins.fields}
+    fields = {f.name: f for f in ins.fields}
     for fx in rules().fixups(name):            # a fixup may make any value of what it touches: read generously
         for fname, v in (fx.get("set") or {}).items():
-            out[fname].add(value_class(v, widths[fname]))
+            out[fname].add(value_class(v, fields[fname].width))
         for part in ("or", "and"):
             for fname in (fx.get(part) or {}):
-                out[fname] |= possible_classes(isa.Field(fname, widths[fname] - 1, 0))
+                out[fname] |= possible_classes(fields[fname])
     return out
 
 

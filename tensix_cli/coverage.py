@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generators import coverage_weights
 from generators.coverage_weights import is_mode_field, possible_classes, value_class
 from golden import isa
 from hwbridge.base import Result
@@ -104,8 +105,7 @@ class Coverage:
     def reachable_line(self) -> str:
         """Mode values the generators can emit (configs/constraints.yaml: inside what ttsim accepts and golden
         models), and how many of them were observed / compared."""
-        from generators.coverage_weights import all_reachable_bins
-        bins = all_reachable_bins()
+        bins = coverage_weights.all_reachable_bins()
         got = {lv: sum((f, v) in self.instructions[n].seen("modes", lv) for n, f, v in bins if n in self.instructions)
                for lv in ("observed", "compared")}
         return (f"mode values the generators can emit (explicit value lists in configs/constraints.yaml, over "
@@ -119,7 +119,6 @@ class Coverage:
     def accepted_class_set(self) -> set[tuple[str, str, str]]:
         """(instruction, field, class) of the supported instructions that ttsim accepts as far as the project
         knows: what configs/constraints.yaml lets some profile draw, plus any a ttsim recording ran."""
-        from generators import coverage_weights
         sup = self.supported()
         names = {c.ins.name for c in sup}
         accepted = {b for b in coverage_weights.all_reachable_classes() if b[0] in names}
