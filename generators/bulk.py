@@ -14,7 +14,7 @@ from tensix_diff.race import is_racy
 from tensix_diff.assess import PINNED
 
 from .draw import RandomDraw
-from .pipeline import build_pipeline_case
+from .pipeline import WIDE, build_pipeline_case
 from .profiles import Profile, load_profile
 from .program import build_case
 
@@ -33,7 +33,7 @@ RACE_REDRAWS = 16
 
 def _build(draw: RandomDraw, p: Profile, name: str) -> Case:
     if p.pipeline:
-        return build_pipeline_case(draw, p.pipeline, name)
+        return build_pipeline_case(draw, p.pipeline, name, p.pipeline_draw or WIDE)
     return build_case(draw, p, name=name)
 
 

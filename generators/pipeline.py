@@ -77,25 +77,55 @@ class Pipeline:
         return ", ".join(parts)
 
 
-def draw_pipeline(draw: Draw, kernels: dict[str, float]) -> Pipeline:
+@dataclass(frozen=True)
+class Narrowing:
+    """A profile's ``pipeline_draw`` key: what draw_pipeline may pick, narrowed to reach given matrix cells.
+    ``inputs``: L1 input format -> weight (kernels that take none of them are not drawn); ``fp32_dest``: the
+    probability of a 32-bit Dest where the kernel allows one; ``fidelity``: math fidelity -> weight (0 LoFi,
+    2..4 HiFi2..HiFi4, which run phases 0..fidelity-1)."""
+    inputs: dict[int, float] | None = None
+    fp32_dest: float = 0.3
+    fidelity: dict[int, float] | None = None
+
+
+FIDELITIES = (0, 2, 3, 4)
+WIDE = Narrowing()
+# L1 input formats each kernel takes (repeats weight the unnarrowed draw); the matrix unit's MVMUL and
+# ELWMUL take no BFP2 operands (ttsim refuses), so eltwise and matmul do not draw it
+KERNEL_INPUTS = {"reduce": (BF16,), "tilize": (BF16,), "eltwise-int8": (INT8,),
+                 **{k: (BF16, BF16, FP16, BFP8, BFP8, BFP4, BFP2) for k in ("datacopy", "transpose", "untilize")},
+                 **{k: (BF16, BF16, FP16, BFP8, BFP8, BFP4) for k in ("eltwise", "matmul")}}
+
+
+def _input(draw: Draw, kernel: str, narrow: Narrowing) -> int:
+    choices = KERNEL_INPUTS[kernel]
+    if narrow.inputs is None:
+        return choices[0] if len(choices) == 1 else draw.choice(choices)
+    allowed = [f for f in narrow.inputs if f in choices]
+    return draw.weighted(allowed, [narrow.inputs[f] for f in allowed])
+
+
+def _fidelity(draw: Draw, narrow: Narrowing) -> int:
+    if narrow.fidelity is None:
+        return draw.choice(FIDELITIES)
+    return draw.weighted(list(narrow.fidelity), list(narrow.fidelity.values()))
+
+
+def draw_pipeline(draw: Draw, kernels: dict[str, float], narrow: Narrowing = WIDE) -> Pipeline:
     """A pipeline whose every choice stays inside what golden models (tt-llk's own asserts respected).
     ``eltwise-int8`` is the eltwise kernel as tt-llk tests it on Int8 (tests/python_tests/test_zzz_eltwise_binary.py
     test_eltwise_binary_int8_format: Int8 in, ELWADD/ELWSUB, no broadcast, LoFi, a 32-bit Dest, Int8 out), widened
     to what the same LLK calls accept: ELWMUL at every fidelity, and an Int32 output (packer input Int32)."""
-    names = [k for k in KERNELS if kernels.get(k, 0) > 0]
+    names = [k for k in KERNELS if kernels.get(k, 0) > 0
+             and (narrow.inputs is None or set(narrow.inputs) & set(KERNEL_INPUTS[k]))]
     kernel = draw.weighted(names, [kernels[k] for k in names])
     if kernel == "eltwise-int8":                    # ELWMUL half the time: its fidelity phases are the new cells
         op = draw.choice(("ELWADD", "ELWSUB", "ELWMUL", "ELWMUL"))
         out, blocks, per_block = draw.choice((INT8, INT32)), draw.integer(1, 2), draw.integer(1, 2)
-        fidelity = draw.choice((0, 2, 3, 4)) if op == "ELWMUL" else 0
+        fidelity = _fidelity(draw, narrow) if op == "ELWMUL" else 0
         return Pipeline("eltwise", INT8, out, blocks=blocks, per_block=per_block, op=op, fidelity=fidelity,
                         fp32_dest=True)
-    if kernel in ("reduce", "tilize"):
-        in_fmt = BF16
-    elif kernel in ("datacopy", "transpose", "untilize"):
-        in_fmt = draw.choice((BF16, BF16, FP16, BFP8, BFP8, BFP4, BFP2))
-    else:                                           # the matrix unit takes no BFP2 operands (ttsim refuses)
-        in_fmt = draw.choice((BF16, BF16, FP16, BFP8, BFP8, BFP4))
+    in_fmt = _input(draw, kernel, narrow)
     outputs = PACK_OUTPUTS[DEST_OF[in_fmt]]
     if kernel == "untilize":                        # row-major output: no block-float
         outputs = tuple(f for f in outputs if f in (FP32, FP16, BF16))
@@ -108,9 +138,9 @@ def draw_pipeline(draw: Draw, kernels: dict[str, float]) -> Pipeline:
         op = draw.choice(("ELWADD", "ELWSUB", "ELWMUL"))
         return Pipeline(kernel, in_fmt, out_fmt, relu, draw.integer(1, 2), draw.integer(1, 2), op,
                         draw.choice(("NONE", "NONE", "COL", "ROW", "SCALAR")),
-                        draw.choice((0, 2, 3, 4)) if op == "ELWMUL" else 0)
+                        _fidelity(draw, narrow) if op == "ELWMUL" else 0)
     if kernel == "matmul":
-        return Pipeline(kernel, in_fmt, out_fmt, relu, fidelity=draw.choice((0, 2, 3, 4)),
+        return Pipeline(kernel, in_fmt, out_fmt, relu, fidelity=_fidelity(draw, narrow),
                         ct_dim=draw.integer(1, 2), kt_dim=draw.integer(1, 2))
     if kernel == "reduce":
         return Pipeline(kernel, in_fmt, out_fmt, relu, op=draw.choice(("SUM", "MAX")),
@@ -237,11 +267,11 @@ def pack_src(p: Pipeline) -> int:
     return p.out_fmt if p.fp32_dest else DEST_OF[p.in_fmt]
 
 
-def build_pipeline_case(draw: Draw, kernels: dict[str, float], name: str) -> Case:
-    p = draw_pipeline(draw, kernels)
+def build_pipeline_case(draw: Draw, kernels: dict[str, float], name: str, narrow: Narrowing = WIDE) -> Case:
+    p = draw_pipeline(draw, kernels, narrow)
     if p.out_fmt in L1_ACC_OUTPUTS and draw.boolean(0.25):
         p = replace(p, l1_acc=True)
-    if p.kernel in FP32_DEST_KERNELS and not p.fp32_dest and draw.boolean(0.3):
+    if p.kernel in FP32_DEST_KERNELS and not p.fp32_dest and draw.boolean(narrow.fp32_dest):
         p = replace(p, fp32_dest=True, out_fmt=draw.choice(FP32_DEST_OUTPUTS if p.in_fmt == FP16 else (FP32, BF16)))
     return pipeline_case(p, np.random.default_rng(draw.integer(0, 2 ** 32 - 1)), name)
 

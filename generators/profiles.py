@@ -4,10 +4,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
 from golden import yaml_tables
+
+if TYPE_CHECKING:
+    from .pipeline import Narrowing
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 PROFILE_DIR = CONFIGS / "profiles"
@@ -16,7 +20,7 @@ THREAD_CONFIG_SETUPS = ("auto", "setc16", "init")
 GOLDEN_ACCEPT = ("modelled", "effects", "absent", "handler")   # handler: golden has semantics registered
 KEYS = {"description", "length", "threads", "golden", "observability", "thread_config_setup", "config_state",
         "dest_rows", "dest_edges", "gpr_special", "addrmod", "overrides", "thread_mix", "templates", "weights",
-        "formats", "pipeline"}
+        "formats", "pipeline", "pipeline_draw"}
 
 
 class ProfileError(ValueError):
@@ -46,6 +50,7 @@ class Profile:
     templates: dict[str, float] = field(default_factory=dict)
     formats: "Formats | None" = None
     pipeline: dict[str, float] | None = None   # kernel -> weight: build literal tt-llk pipelines (generators.pipeline)
+    pipeline_draw: "Narrowing | None" = None   # what the pipeline draw may pick (None: everything)
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,28 @@ def _formats(raw, where: str) -> Formats | None:
     return Formats(pairs, float(fp32), tuple(fid))
 
 
+def _narrowing(raw, where: str):
+    """``pipeline_draw``: {inputs: {L1 format name: weight}, fp32_dest: probability, fidelity: {0|2|3|4: weight}}."""
+    from .pipeline import FIDELITIES, FORMAT_NAMES, KERNEL_INPUTS, Narrowing
+    _need(isinstance(raw, dict) and set(raw) <= {"inputs", "fp32_dest", "fidelity"}, where,
+          "pipeline_draw takes inputs, fp32_dest and fidelity")
+    codes = {name: code for code, name in FORMAT_NAMES.items()
+             if any(code in formats for formats in KERNEL_INPUTS.values())}
+    inputs = None
+    if "inputs" in raw:
+        named = _weights(raw["inputs"], where, "pipeline_draw.inputs")
+        _need(set(named) <= set(codes), where, f"pipeline_draw.inputs: L1 input formats are {', '.join(codes)}")
+        inputs = {codes[n]: w for n, w in named.items() if w > 0}
+    fid = None
+    if "fidelity" in raw:
+        fid = {k: w for k, w in _weights(raw["fidelity"], where, "pipeline_draw.fidelity", int).items() if w > 0}
+        _need(set(fid) <= set(FIDELITIES), where, "pipeline_draw.fidelity: math fidelities are 0, 2, 3, 4")
+    fp32 = raw.get("fp32_dest", Narrowing.fp32_dest)
+    _need(isinstance(fp32, (int, float)) and not isinstance(fp32, bool) and 0 <= fp32 <= 1, where,
+          "pipeline_draw.fp32_dest is a probability")
+    return Narrowing(inputs, float(fp32), fid)
+
+
 def profile_names() -> list[str]:
     return sorted(p.stem for p in PROFILE_DIR.glob("*.yaml"))
 
@@ -95,7 +122,10 @@ def _weights(raw, where: str, key: str, keytype=str) -> dict:
     for k, w in raw.items():
         _need(isinstance(w, (int, float)) and not isinstance(w, bool) and w >= 0, where,
               f"'{key}' weight of {k} must be a number >= 0")
-        out[keytype(k)] = float(w)
+        try:
+            out[keytype(k)] = float(w)
+        except ValueError:
+            raise ProfileError(f"{where}: '{key}' key {k!r} is not a {keytype.__name__}") from None
     _need(any(out.values()), where, f"'{key}' needs at least one positive weight")
     return out
 
@@ -117,6 +147,12 @@ def parse_profile(name: str, raw: dict, where: str) -> Profile:
         pipeline = _weights(raw["pipeline"], where, "pipeline")
         _need(set(pipeline) <= set(KERNELS), where, f"pipeline: kernels are {', '.join(KERNELS)}")
     _need("weights" in raw or pipeline, where, "needs 'weights' (or 'pipeline')")
+    _need("pipeline_draw" not in raw or pipeline, where, "pipeline_draw narrows a 'pipeline' profile")
+    narrow = _narrowing(raw["pipeline_draw"], where) if "pipeline_draw" in raw else None
+    if narrow and narrow.inputs:
+        from .pipeline import KERNEL_INPUTS
+        _need(any(set(narrow.inputs) & set(KERNEL_INPUTS[k]) for k, w in pipeline.items() if w > 0), where,
+              "pipeline_draw.inputs: no kernel of the profile takes any of them")
     weights = _weights(raw["weights"], where, "weights") if "weights" in raw else {}
     for ins in weights:
         _need(ins in isa.table(), where, f"weights: '{ins}' is not an instruction in golden/isa.yaml")
@@ -166,7 +202,7 @@ def parse_profile(name: str, raw: dict, where: str) -> Profile:
         dest_rows=_pair(raw.get("dest_rows", [0, 64]), where, "dest_rows", 0, 1024), gpr_special=float(special),
         dest_edges=float(edges), sections=sections, addrmod_align=dict(align), addrmod_fixed=dict(fixed), addrmod_max=dict(amax), overrides=overrides, thread_mix=mix,
         templates={k: float(v) for k, v in templates.items()}, formats=_formats(raw.get("formats"), where),
-        pipeline=pipeline)
+        pipeline=pipeline, pipeline_draw=narrow)
 
 
 @cache

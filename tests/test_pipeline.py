@@ -138,3 +138,29 @@ def test_int8_eltwise_is_exact_integer_arithmetic(op, fidelity, out):
         got = values(bytes.fromhex(result.state["l1"][f"{addr:#x}"]), "u1" if out == INT8 else "<u4")
         assert np.array_equal(got, {"ELWADD": a + b, "ELWSUB": a - b, "ELWMUL": a * b}[op])
         assert np.abs(got).max() > 0
+
+
+def test_pipeline_dst32_profile_reaches_its_matrix_cells():
+    """Profile pipeline-dst32 narrows the draw (pipeline_draw) to FP16 and Bfp2_b tiles into a 32-bit Dest: every
+    matrix-unit operation golden runs is FP16 x FP16 or BFP2 x BFP2 into 32 bits, and HiFi4 reaches phase 3."""
+    from tensix_diff.matrix_cells import cells
+    seen = set()
+    for i in range(16):
+        case = generate_one(9, i, "pipeline-dst32")
+        assert "FP32 Dest" in case.description, case.description
+        seen |= cells(case)
+    assert {(a, b, bits) for a, b, bits, _ in seen} == {("FP16", "FP16", 32), ("BFP2", "BFP2", 32)}, seen
+    assert {phase for a, _, _, phase in seen if a == "FP16"} == {0, 1, 2, 3}, seen
+
+
+def test_pipeline_draw_is_checked():
+    from generators.profiles import ProfileError, parse_profile
+    base = {"pipeline": {"eltwise": 1}}
+    for bad in ({"inputs": {"Float17": 1}}, {"inputs": {"Bfp2_b": 1}}, {"fidelity": {1: 1}}, {"fp32_dest": 2},
+                {"fp32_dest": True}, {"fidelity": {"HiFi4": 1}}, {"colour": 1}, [1]):
+        with pytest.raises(ProfileError):
+            parse_profile("x", {**base, "pipeline_draw": bad}, "x.yaml")
+    with pytest.raises(ProfileError, match="narrows a 'pipeline' profile"):
+        parse_profile("x", {"weights": {"NOP": 1}, "pipeline_draw": {}}, "x.yaml")
+    p = parse_profile("x", {**base, "pipeline_draw": {"inputs": {"Float16": 2}, "fidelity": {4: 1}}}, "x.yaml")
+    assert p.pipeline_draw.inputs == {FP16: 2.0} and p.pipeline_draw.fidelity == {4: 1.0}
