@@ -17,12 +17,13 @@ from pathlib import Path
 import pytest
 
 from golden import isa
+from generators.profiles import profile_names
 from golden.riscv import RiscvAction
 from tensix_diff.case import Case, load_case
 
 ROOT = Path(__file__).resolve().parents[1]
-PROFILES = ("default", "arith", "arith-edges", "counters", "regfile", "scalar", "pipeline")   # counters and
-# default now carry MOP blocks (mop_cfg RISC-V actions); pipeline: whole tt-llk kernels with every action kind
+PROFILES = tuple(profile_names())   # every profile (14): counters and default carry MOP blocks (mop_cfg RISC-V
+# actions), sfpu* the flag stack and LRegs, pipeline*: whole tt-llk kernels with every action kind
 SFPSTORE0 = "SFPSTORE lreg_ind=1 instr_mod0=6 sfpu_addr_mode=0 dest_reg_addr=0"
 
 
@@ -103,8 +104,8 @@ def _same(a, b) -> bool:
 
 
 def test_b_after_a_equals_b_alone_for_1000_pairs(hw, capsys):
-    dirty = directed_dirty() + _generated(301, 4)            # 18 directed + 28 generated
-    clean = probes() + _generated(302, 4)                     # 6 probes + 28 generated
+    dirty = directed_dirty() + _generated(301, 3)            # 18 directed + 3 per profile
+    clean = probes() + _generated(302, 3)                     # 6 probes + 3 per profile
     alone = {}
     for b in clean:
         hw.worker.stop()                                      # B alone: on a fresh simulator
