@@ -22,6 +22,13 @@ class ConstraintError(ValueError):
     """constraints.yaml does not fit the ISA table or itself (one line)."""
 
 
+
+def matches(value: int, cond: dict) -> bool:
+    """A fixup's or follow-up's field condition: {any: mask} (some bit set) or {in: [values]}."""
+    if "any" in cond:
+        return bool(value & cond["any"])
+    return value in cond["in"]
+
 @dataclass(frozen=True)
 class Rules:
     raw: dict
@@ -88,12 +95,12 @@ class Rules:
     def follow(self, name: str) -> list[str]:
         return list((self.entry(name) or {}).get("follow") or [])
 
-    def follow_if(self, name: str) -> list[dict]:
-        """Conditional follow-ups: [{if: {field: cond}, lines: [...]}], emitted when the drawn fields match."""
-        return list((self.entry(name) or {}).get("follow_if") or [])
-
-    def all_follow_lines(self, name: str) -> list[str]:
-        return self.follow(name) + [line for fx in self.follow_if(name) for line in fx["lines"]]
+    def follow_lines(self, name: str, values: dict[str, int] | None = None) -> list[str]:
+        """The lines that follow an instruction: ``follow``, then each ``follow_if`` block ({if: {field: cond},
+        lines: [...]}) whose condition the drawn field ``values`` meet (``values`` None: every block)."""
+        return self.follow(name) + [line for fx in (self.entry(name) or {}).get("follow_if") or []
+                                    if values is None or all(matches(values[k], c) for k, c in fx["if"].items())
+                                    for line in fx["lines"]]
 
     def precede(self, name: str) -> list[str]:
         return list((self.entry(name) or {}).get("precede") or [])
@@ -183,7 +190,7 @@ def unavailable_reason(name: str, profile: Profile) -> str | None:
         return f"excluded: {r.excluded(name)}"
     if not golden_accepts(name, profile.golden):
         return f"golden status '{ins.golden}' (profile accepts {', '.join(profile.golden)})"
-    for key, lines in (("preceded", r.precede(name)), ("followed", r.all_follow_lines(name))):
+    for key, lines in (("preceded", r.precede(name)), ("followed", r.follow_lines(name))):
         for line in lines:
             if not golden_accepts(line.split()[0], profile.golden):
                 return f"must be {key} by {line.split()[0]}, which golden does not model yet"

@@ -158,7 +158,7 @@ def all_reachable_classes() -> set[tuple[str, str, str]]:
     out: set[tuple[str, str, str]] = set()
     for profile, name in _generated():
         out.update((name, f, k) for f, ks in reachable_classes(name, profile).items() for k in ks)
-        for line in rules().precede(name) + rules().all_follow_lines(name):
+        for line in rules().precede(name) + rules().follow_lines(name):
             ins, vals = isa.decode(isa.assemble_line(line))
             out.update((ins.name, f.name, value_class(vals[f.name], f.width)) for f in ins.fields)
     return out

@@ -18,7 +18,7 @@ from golden.registers import config_field, fields as register_fields, thread_con
 from golden.state import THREADS
 from tensix_diff.case import Case, Init, Observe, case_hash, validate_shape
 
-from .constraints import Rules, available, golden_accepts, rules, setc16_setup
+from .constraints import Rules, available, golden_accepts, matches, rules, setc16_setup
 from .draw import Draw
 from .profiles import Profile, load_profile
 from .values import dest_cell
@@ -70,15 +70,9 @@ def defined_mask(space: str, index: int) -> int:
     return m
 
 
-def _matches(value: int, cond: dict) -> bool:
-    if "any" in cond:
-        return bool(value & cond["any"])
-    return value in cond["in"]
-
-
 def apply_fixups(values: dict[str, int], fixups: list[dict]) -> None:
     for fx in fixups:
-        if all(_matches(values[k], c) for k, c in fx["if"].items()):
+        if all(matches(values[k], c) for k, c in fx["if"].items()):
             for k, v in (fx.get("or") or {}).items():
                 values[k] |= v
             for k, v in (fx.get("and") or {}).items():
@@ -193,11 +187,8 @@ class Builder:
     def instruction(self, name: str, plan: ThreadPlan) -> list[int]:
         """The instruction's word between any words constraints.yaml says must precede and follow it (e.g. NOPs)."""
         word, values = self.one_word(name, plan, with_values=True)
-        follow = self.rules.follow(name) + [line for fx in self.rules.follow_if(name)
-                                            if all(_matches(values[k], c) for k, c in fx["if"].items())
-                                            for line in fx["lines"]]
         return ([self.assemble(line) for line in self.rules.precede(name)] + [word]
-                + [self.assemble(line) for line in follow])
+                + [self.assemble(line) for line in self.rules.follow_lines(name, values)])
 
     def one_word(self, name: str, plan: ThreadPlan, with_values: bool = False):
         ins = isa.lookup(name)
@@ -302,7 +293,7 @@ class Builder:
         counts one issue) and no Dest row addressing (repeated AddrMod steps could run it past row 1023)."""
         def ok(name: str) -> bool:
             spec = self.rules.field_spec(name, plan.mix)
-            return (not self.rules.all_follow_lines(name) and not self.rules.precede(name)
+            return (not self.rules.follow_lines(name) and not self.rules.precede(name)
                     and "dest" not in self.rules.needs(name)
                     and all(c.get("role") != "adc_zw_inc" for c in spec.values()))
         return {n: w for n, w in self.current(plan).items() if ok(n)}
