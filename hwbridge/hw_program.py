@@ -10,7 +10,7 @@ all-done flag that the host polls. Everything lands in one block the host reads 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from itertools import chain
 
@@ -50,6 +50,14 @@ class Job:
     cfg_reads: dict[int, list[int]] = field(default_factory=dict)   # state -> indices, dump order
     l1_regions: list[tuple[int, int]] = field(default_factory=list)
     unobserved_config: list[str] = field(default_factory=list)
+
+    def payload(self) -> dict:
+        """The job as the plain dict the worker is sent: dataclasses.asdict's keys and values, sharing the job's
+        lists rather than deep-copying them (the dict is pickled across the process boundary)."""
+        return {f.name: getattr(self, f.name) for f in _JOB_FIELDS}
+
+
+_JOB_FIELDS = fields(Job)
 
 
 @lru_cache(maxsize=4096)
