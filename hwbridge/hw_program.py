@@ -18,7 +18,6 @@ import numpy as np
 
 from golden import isa
 from golden.isa import to_stream
-from golden.riscv import RiscvAction, interleave
 from golden.registers import thread_config_field
 from golden.state import COLS, DEST_ROWS, GPRS, L1_SIZE, REPLAY_BUFFER, SEMAPHORES, THREADS
 from tensix_diff.case import Case
@@ -340,10 +339,13 @@ def _zero_stores() -> bytes:
 
 
 @lru_cache(maxsize=None)
-def _fill_arrays() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """_fill_words's zero stores per Dest address and SFPIADDs per lane as arrays, and the lanes k = 30..0."""
+def _fill_arrays() -> tuple[np.ndarray, np.ndarray]:
+    """_fill_words's zero stores per Dest address, and its SFPIADDs for lanes k = 30..0, as arrays."""
     zero, iadd = _fill_words()[:2]
-    return np.asarray(zero, dtype=np.int64), np.asarray(iadd, dtype=np.int64), np.arange(30, -1, -1)
+    return np.asarray(zero, dtype=np.int64), np.asarray(iadd, dtype=np.int64)[30::-1]
+
+
+_ODD_OFFSETS = np.array([0, 2], dtype=np.int64)
 
 
 def _rotl2(w):
@@ -359,7 +361,7 @@ def _dest(p: rv.Program, case: Case) -> None:
     from 31 down, SFPIADD LReg1 = LReg15 (2 * lane) - (2k + 1) clears the flag of lane k + 1 (the
     flags only narrow), so SFPLOADI writes v_k into lanes 0..k and later lanes overwrite the rest."""
     loadi, encc, store0 = _fill_words()[2:]
-    zero, iadd, ks = _fill_arrays()
+    zero, iadd_ks = _fill_arrays()
     zeros = _zero_stores()
     # the 4-row groups the case gives values to; every other group is its zero store alone
     groups = sorted({r >> 2 for r, v in case.init.dest if any(v)})
@@ -377,21 +379,22 @@ def _dest(p: rv.Program, case: Case) -> None:
         # one row of words per (g, odd) in stream order, and which of them it issues: SFPLOADI of lane 31's value;
         # for k = 30..0, where lane k differs from lane k + 1, SFPIADD k and SFPLOADI of lane k's value; SFPENCC
         # and the SFPSTORE. A (g, odd) holding only zeros issues its zero store alone.
-        addrs = np.repeat(4 * np.asarray(groups, dtype=np.int64), 2) + np.tile([0, 2], len(groups))  # 4g + 2 * odd
+        addrs = (4 * np.asarray(groups, dtype=np.int64)[:, None] + _ODD_OFFSETS).ravel()     # 4g + 2 * odd
         live = lanes.any(axis=1)
-        words = np.empty((len(addrs), 65), dtype=np.int64)
+        lanes_k = lanes[:, 30::-1]                                        # lanes k = 30..0 (ks), as a view
+        words = np.empty((len(addrs), 65), dtype="<u4")
         words[:, 0] = np.where(live, _rotl2(loadi | lanes[:, 31]), zero[addrs])
-        words[:, 1:63:2] = iadd[ks]
-        words[:, 2:63:2] = _rotl2(loadi | lanes[:, ks])
+        words[:, 1:63:2] = iadd_ks
+        words[:, 2:63:2] = _rotl2(loadi | lanes_k)
         words[:, 63] = encc
         words[:, 64] = _rotl2(store0 | addrs)
-        keep = np.zeros(words.shape, dtype=bool)
+        keep = np.empty(words.shape, dtype=bool)
         keep[:, 0] = True
-        differs = (lanes[:, ks] != lanes[:, ks + 1]) & live[:, None]
+        differs = (lanes_k != lanes[:, 31:0:-1]) & live[:, None]          # lane k against lane k + 1
         keep[:, 1:63:2] = differs
         keep[:, 2:63:2] = differs
         keep[:, 63:] = live[:, None]
-        issued = words[keep].astype("<u4").tobytes()                   # every group's two rows, in order
+        issued = words[keep].tobytes()                                    # every group's two rows, in order
         ends = (4 * np.cumsum(keep.reshape(len(groups), 130).sum(axis=1))).tolist()
     parts = []
     done = start = 0
@@ -536,14 +539,13 @@ def thread_program(case: Case, t: int, plat: Platform, cfg_reads: dict[int, list
     _thread_config(p, tcfg, plat, only_set=True)
     p.blob(_segment("barrier", t, plat))
     words, acts = case.threads.get(t, []), case.actions.get(t, [])
-    if not acts:
-        p.tensix_words(words)
-    else:
-        for k, (_, item) in enumerate(interleave(words, acts)):
-            if isinstance(item, RiscvAction):
-                hw_actions.emit(p, t, item, f"action{k}", frozenset(plat.config_readable))
-            else:
-                p.tensix(item)
+    done = 0          # golden.riscv.interleave's order: each action before the word at its index (or after the last)
+    for j, (idx, action) in enumerate(acts):
+        at = min(max(done, idx), len(words))
+        p.tensix_words(words[done:at])
+        hw_actions.emit(p, t, action, f"action{at + j}", plat.config_readable)    # its place among words and actions
+        done = at
+    p.tensix_words(words[done:])
     p.blob(_segment("finish", t, plat))
     if t == 0:
         _collect_config(p, cfg_reads)
