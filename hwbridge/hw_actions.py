@@ -13,8 +13,11 @@ from . import hw_map as M
 from . import hw_rv32 as rv
 
 
+_DRAIN = rv.li_words(rv.T6, M.PC_BUF_TENSIX_SYNC) + (rv.lw(rv.T6, rv.T6, 0),)
+
+
 def _drain(p: rv.Program) -> None:
-    p.li(rv.T6, M.PC_BUF_TENSIX_SYNC).emit(rv.lw(rv.T6, rv.T6, 0))
+    p.words.extend(_DRAIN)
 
 
 def _store(p: rv.Program, addr: int, value: int, read_back: bool = True) -> None:

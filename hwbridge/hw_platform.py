@@ -6,7 +6,7 @@ readable/writable registers, who advances the clock) is data loaded here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 
@@ -27,10 +27,6 @@ def _join(words: list[int]) -> int:
     return value
 
 
-def _field(value: int, lsb: int, width: int) -> int:
-    return (value >> lsb) & ((1 << width) - 1)
-
-
 @dataclass(frozen=True)
 class Platform:
     name: str
@@ -45,28 +41,42 @@ class Platform:
     # --- debug bus ---
     def dbus_reads(self) -> list[tuple[int, int, int]]:
         """(daisy_sel, signal_sel, read32_sel) in the order the collector stores the words."""
+        return list(self._dbus_reads)
+
+    @cached_property
+    def _dbus_reads(self) -> tuple[tuple[int, int, int], ...]:
         groups = [tuple(g) for g in self.raw["rwc_groups"]] + [tuple(self.raw["fidelity_group"])]
         groups += [(self.raw["adc_daisy"], 2 * u + ch) for u in range(3) for ch in range(2)]
-        return [(d, s, r) for d, s in groups for r in range(4)]
+        return tuple((d, s, r) for d, s in groups for r in range(4))
+
+    @cached_property
+    def _counter_plan(self) -> tuple:
+        """decode_counters's layout tables, keys and (lsb, mask) pairs in the order its dicts hold them."""
+        def lm(lsb: int, width: int) -> tuple[int, int]:
+            return lsb, (1 << width) - 1
+        rwc = tuple((str(t), tuple((f, *lm(*self.raw["rwc_layout"][f][t])) for f in RWC_FIELDS),
+                     lm(*self.raw["fidelity_layout"][t])) for t in range(THREADS))
+        units = self.raw["adc_units"]
+        adc = tuple((str(self.raw["adc_thread"][unit]), unit,
+                     tuple((str(ch), 4 * (2 * units[unit] + ch)) for ch in range(2))) for unit in ADC_UNITS)
+        adc_fields = tuple((f, *lm(*self.raw["adc_layout"][f])) for f in ADC_FIELDS)
+        return rwc, adc, adc_fields
 
     def decode_counters(self, words: list[int]) -> tuple[dict, dict]:
         """The contract's ``rwc`` and ``adc`` dicts from the collector's debug-bus words."""
         rwc_words, fid_words, adc_words = words[:8], words[8:12], words[12:36]
         rwc_all, fid_all = _join(rwc_words), _join(fid_words)     # each group as one integer, joined once
+        rwc_plan, adc_plan, adc_fields = self._counter_plan
         rwc: dict = {}
-        for t in range(THREADS):
-            entry = {f: _field(rwc_all, *self.raw["rwc_layout"][f][t]) for f in RWC_FIELDS}
-            entry["fidelity"] = _field(fid_all, *self.raw["fidelity_layout"][t])
-            rwc[str(t)] = entry
+        for t, fields, (lsb, mask) in rwc_plan:
+            entry = {f: (rwc_all >> lo) & m for f, lo, m in fields}
+            entry["fidelity"] = (fid_all >> lsb) & mask
+            rwc[t] = entry
         adc: dict = {}
-        units = self.raw["adc_units"]
-        for unit in ADC_UNITS:
-            t = str(self.raw["adc_thread"][unit])
-            for ch in range(2):
-                g = 2 * units[unit] + ch
-                group = _join(adc_words[4 * g: 4 * g + 4])
-                adc.setdefault(t, {}).setdefault(unit, {})[str(ch)] = {
-                    f: _field(group, *self.raw["adc_layout"][f]) for f in ADC_FIELDS}
+        for t, unit, channels in adc_plan:
+            for ch, at in channels:
+                group = _join(adc_words[at: at + 4])
+                adc.setdefault(t, {}).setdefault(unit, {})[ch] = {f: (group >> lo) & m for f, lo, m in adc_fields}
         return rwc, adc
 
     def counter_masks(self) -> dict[str, int]:

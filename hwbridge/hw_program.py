@@ -10,14 +10,14 @@ all-done flag that the host polls. Everything lands in one block the host reads 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
+from itertools import chain
 
 import numpy as np
 
 from golden import isa
 from golden.isa import to_stream
-from golden.riscv import RiscvAction, interleave
 from golden.registers import thread_config_field
 from golden.state import COLS, DEST_ROWS, GPRS, L1_SIZE, REPLAY_BUFFER, SEMAPHORES, THREADS
 from tensix_diff.case import Case
@@ -49,6 +49,14 @@ class Job:
     cfg_reads: dict[int, list[int]] = field(default_factory=dict)   # state -> indices, dump order
     l1_regions: list[tuple[int, int]] = field(default_factory=list)
     unobserved_config: list[str] = field(default_factory=list)
+
+    def payload(self) -> dict:
+        """The job as the plain dict the worker is sent: dataclasses.asdict's keys and values, sharing the job's
+        lists rather than deep-copying them (the dict is pickled across the process boundary)."""
+        return {f.name: getattr(self, f.name) for f in _JOB_FIELDS}
+
+
+_JOB_FIELDS = fields(Job)
 
 
 @lru_cache(maxsize=4096)
@@ -125,6 +133,12 @@ LEFTOVER_STATE = {
 LEFTOVER_WHEN = {"PACR": ("last", {0}), "UNPACR": ("last", {0})}
 
 
+@lru_cache(maxsize=None)
+def _leftover_opcodes() -> frozenset[int]:
+    """The opcodes of the instructions in LEFTOVER_STATE (isa.decode takes the instruction from the opcode)."""
+    return frozenset(op for op, ins in isa.by_opcode().items() if ins.name in LEFTOVER_STATE)
+
+
 def leftover_state(case: Case) -> list[str]:
     """The states ``case`` may leave behind that the prologue cannot reset (sorted, distinct), from its words
     and the words its MOP configuration stores could make a MOP issue. A PACR/UNPACR with Last set leaves
@@ -132,7 +146,10 @@ def leftover_state(case: Case) -> list[str]:
     out = set()
     acts = [a for xs in case.actions.values() for _, a in xs]
     words = [w for ws in case.threads.values() for w in ws] + [a.fields.value for a in acts if a.kind == "mop_cfg"]
+    opcodes = _leftover_opcodes()
     for w in words:
+        if w >> 24 not in opcodes:     # any other word decodes to another instruction, or not at all
+            continue
         try:
             ins, fields = isa.decode(w)
         except isa.IsaError:           # a MOP loop count, not an instruction
@@ -164,23 +181,45 @@ def _frontend(p: rv.Program) -> None:
     p.tensix(_t("MOP_CFG", zmask_hi16=0))
 
 
+_DRAIN = rv.li_words(rv.T6, M.PC_BUF_TENSIX_SYNC) + (rv.lw(rv.T6, rv.T6, 0),)
+
+
 def _drain(p: rv.Program) -> None:
-    p.li(rv.T6, M.PC_BUF_TENSIX_SYNC).emit(rv.lw(rv.T6, rv.T6, 0))
+    p.words.extend(_DRAIN)
 
 
 def _store_words(p: rv.Program, base: int, values: list[tuple[int, int]]) -> None:
     """sw values[i] = (offset, value) relative to base."""
-    p.li(rv.T0, base)
+    out = p.words
+    out.extend(rv.li_words(rv.T0, base))
     for off, v in values:
         if v:
-            p.li(rv.T1, v).emit(rv.sw(rv.T1, rv.T0, off))
+            out.extend(rv.li_words(rv.T1, v))
+            out.append(rv.sw(rv.T1, rv.T0, off))
         else:
-            p.emit(rv.sw(rv.ZERO, rv.T0, off))
+            out.append(rv.sw(rv.ZERO, rv.T0, off))
+
+
+@lru_cache(maxsize=None)
+def _gpr_stores() -> tuple[tuple[int, ...], list[int], list[int]]:
+    """_store_words's words for the GPR file: loading its base, and per GPR the store of zero and of T1."""
+    return (rv.li_words(rv.T0, M.REGFILE_BASE), [rv.sw(rv.ZERO, rv.T0, 4 * i) for i in range(GPRS)],
+            [rv.sw(rv.T1, rv.T0, 4 * i) for i in range(GPRS)])
 
 
 def _gprs(p: rv.Program, case: Case, t: int) -> None:
+    """Every GPR to the case's init value or zero: _store_words over all of them, the zero stores from a table."""
     init = case.init.gpr.get(t, {})
-    _store_words(p, M.REGFILE_BASE, [(4 * i, init.get(i, 0)) for i in range(GPRS)])
+    head, zero, one = _gpr_stores()
+    out = p.words
+    out.extend(head)
+    done = 0
+    for i in sorted(i for i, v in init.items() if v and i in range(GPRS)):
+        out.extend(zero[done:i])
+        out.extend(rv.li_words(rv.T1, init[i]))
+        out.append(one[i])
+        done = i + 1
+    out.extend(zero[done:])
 
 
 def _thread_config(p: rv.Program, values: dict[int, int], plat: Platform, only_set: bool = False) -> None:
@@ -193,20 +232,23 @@ def _thread_config(p: rv.Program, values: dict[int, int], plat: Platform, only_s
 def _config(p: rv.Program, values: dict[int, dict[int, int]], plat: Platform, only_set: bool = False) -> None:
     """Config state 0 by RISC stores; state 1 by WRCFG from GPR 63 with CFG_STATE_ID = 1 (then back to 0).
     Every writable index, or only those with a non-zero value."""
-    writable = sorted(plat.config_writable)
+    writable = plat.config_writable
     v0, v1 = values.get(0, {}), values.get(1, {})
-    _store_words(p, M.CFG_BASE, [(4 * i, v0.get(i, 0)) for i in writable if v0.get(i, 0) or not only_set])
+    set0 = sorted(i for i, v in v0.items() if v and i in writable)       # the writable indices with a value
+    set1 = sorted(i for i, v in v1.items() if v and i in writable)
+    _store_words(p, M.CFG_BASE, [(4 * i, v0[i]) for i in set0] if only_set else
+                 [(4 * i, v0.get(i, 0)) for i in sorted(writable)])
     state_id = thread_config_field("CFG_STATE_ID_StateID")
     p.li(rv.T0, M.REGFILE_BASE).emit(rv.sw(rv.ZERO, rv.T0, 4 * 63))
     p.tensix(_t("SETC16", setc16_reg=state_id.index, setc16_value=state_id.put(0, 1)))
-    for idx in writable:
-        if not v1.get(idx, 0) and not only_set:
-            p.tensix(_t("WRCFG", gpraddress=63, wr128b=0, cfgreg=idx))
-    for idx in writable:
-        if v1.get(idx, 0):
-            _drain(p)
-            p.li(rv.T1, v1[idx]).emit(rv.sw(rv.T1, rv.T0, 4 * 63))
-            p.tensix(_t("WRCFG", gpraddress=63, wr128b=0, cfgreg=idx))
+    if not only_set:
+        for idx in sorted(writable):
+            if not v1.get(idx, 0):
+                p.tensix(_t("WRCFG", gpraddress=63, wr128b=0, cfgreg=idx))
+    for idx in set1:
+        _drain(p)
+        p.li(rv.T1, v1[idx]).emit(rv.sw(rv.T1, rv.T0, 4 * 63))
+        p.tensix(_t("WRCFG", gpraddress=63, wr128b=0, cfgreg=idx))
     p.tensix(_t("SETC16", setc16_reg=state_id.index, setc16_value=0))
     _drain(p)
 
@@ -289,10 +331,21 @@ def _fill_words() -> tuple[tuple[int, ...], tuple[int, ...], int, int, int]:
 
 
 @lru_cache(maxsize=None)
-def _zero_stores() -> list[int]:
-    """The Dest fill's zero store for each (group, odd) in stream order (Dest addresses 0, 2, 4, ...)."""
+def _zero_stores() -> bytes:
+    """The Dest fill's zero store for each (group, odd) in stream order (Dest addresses 0, 2, 4, ...), as
+    little-endian words."""
     zero = _fill_words()[0]
-    return [zero[a] for a in range(0, DEST_ROWS, 2)]
+    return np.asarray([zero[a] for a in range(0, DEST_ROWS, 2)], dtype="<u4").tobytes()
+
+
+@lru_cache(maxsize=None)
+def _fill_arrays() -> tuple[np.ndarray, np.ndarray]:
+    """_fill_words's zero stores per Dest address, and its SFPIADDs for lanes k = 30..0, as arrays."""
+    zero, iadd = _fill_words()[:2]
+    return np.asarray(zero, dtype=np.int64), np.asarray(iadd, dtype=np.int64)[30::-1]
+
+
+_ODD_OFFSETS = np.array([0, 2], dtype=np.int64)
 
 
 def _rotl2(w):
@@ -307,42 +360,49 @@ def _dest(p: rv.Program, case: Case) -> None:
     lane ``8 * (row - 4g) + col // 2``. Distinct lane values cost two instructions each: walking k
     from 31 down, SFPIADD LReg1 = LReg15 (2 * lane) - (2k + 1) clears the flag of lane k + 1 (the
     flags only narrow), so SFPLOADI writes v_k into lanes 0..k and later lanes overwrite the rest."""
-    zero, iadd, loadi, encc, store0 = _fill_words()
+    loadi, encc, store0 = _fill_words()[2:]
+    zero, iadd_ks = _fill_arrays()
+    zeros = _zero_stores()
     # the 4-row groups the case gives values to; every other group is its zero store alone
     groups = sorted({r >> 2 for r, v in case.init.dest if any(v)})
-    grid = np.zeros((len(groups) * 4, COLS), dtype=np.int64)
-    at = {g: 4 * i for i, g in enumerate(groups)}
-    for r, v in case.init.dest:
-        if (r >> 2) in at:
-            grid[at[r >> 2] + (r & 3)] = v
-    # lanes[i, lane] for i = 2 * (group's place) + odd: lane 8 * (row - 4g) + col // 2 of rows 4g..4g+3, columns
-    # of that parity
-    lanes = grid.reshape(len(groups), 4, COLS // 2, 2).transpose(0, 3, 1, 2).reshape(len(groups) * 2, 32)
-    # one row of words per (g, odd) in stream order, and which of them it issues: SFPLOADI of lane 31's value;
-    # for k = 30..0, where lane k differs from lane k + 1, SFPIADD k and SFPLOADI of lane k's value; SFPENCC and
-    # the SFPSTORE. A (g, odd) holding only zeros issues its zero store alone.
-    addrs = np.repeat(4 * np.asarray(groups, dtype=np.int64), 2) + np.tile([0, 2], len(groups))  # 4g + 2 * odd
-    live = lanes.any(axis=1)
-    ks = np.arange(30, -1, -1)
-    words = np.empty((len(addrs), 65), dtype=np.int64)
-    words[:, 0] = np.where(live, _rotl2(loadi | lanes[:, 31]), np.asarray(zero, dtype=np.int64)[addrs])
-    words[:, 1:63:2] = np.asarray(iadd)[ks]
-    words[:, 2:63:2] = _rotl2(loadi | lanes[:, ks])
-    words[:, 63] = encc
-    words[:, 64] = _rotl2(store0 | addrs)
-    keep = np.zeros(words.shape, dtype=bool)
-    keep[:, 0] = True
-    differs = (lanes[:, ks] != lanes[:, ks + 1]) & live[:, None]
-    keep[:, 1:63:2] = differs
-    keep[:, 2:63:2] = differs
-    keep[:, 63:] = live[:, None]
-    zeros = _zero_stores()
-    done = 0
+    if groups:
+        at = {g: 4 * i for i, g in enumerate(groups)}
+        rows: dict[int, list[int]] = {}       # grid row -> values; a later entry for the same Dest row wins
+        for r, v in case.init.dest:
+            if (r >> 2) in at:
+                rows[at[r >> 2] + (r & 3)] = v
+        grid = np.zeros((len(groups) * 4, COLS), dtype=np.int64)
+        grid[list(rows)] = np.fromiter(chain.from_iterable(rows.values()), np.int64, COLS * len(rows)).reshape(-1, COLS)
+        # lanes[i, lane] for i = 2 * (group's place) + odd: lane 8 * (row - 4g) + col // 2 of rows 4g..4g+3,
+        # columns of that parity
+        lanes = grid.reshape(len(groups), 4, COLS // 2, 2).transpose(0, 3, 1, 2).reshape(len(groups) * 2, 32)
+        # one row of words per (g, odd) in stream order, and which of them it issues: SFPLOADI of lane 31's value;
+        # for k = 30..0, where lane k differs from lane k + 1, SFPIADD k and SFPLOADI of lane k's value; SFPENCC
+        # and the SFPSTORE. A (g, odd) holding only zeros issues its zero store alone.
+        addrs = (4 * np.asarray(groups, dtype=np.int64)[:, None] + _ODD_OFFSETS).ravel()     # 4g + 2 * odd
+        live = lanes.any(axis=1)
+        lanes_k = lanes[:, 30::-1]                                        # lanes k = 30..0 (ks), as a view
+        words = np.empty((len(addrs), 65), dtype="<u4")
+        words[:, 0] = np.where(live, _rotl2(loadi | lanes[:, 31]), zero[addrs])
+        words[:, 1:63:2] = iadd_ks
+        words[:, 2:63:2] = _rotl2(loadi | lanes_k)
+        words[:, 63] = encc
+        words[:, 64] = _rotl2(store0 | addrs)
+        keep = np.empty(words.shape, dtype=bool)
+        keep[:, 0] = True
+        differs = (lanes_k != lanes[:, 31:0:-1]) & live[:, None]          # lane k against lane k + 1
+        keep[:, 1:63:2] = differs
+        keep[:, 2:63:2] = differs
+        keep[:, 63:] = live[:, None]
+        issued = words[keep].tobytes()                                    # every group's two rows, in order
+        ends = (4 * np.cumsum(keep.reshape(len(groups), 130).sum(axis=1))).tolist()
+    parts = []
+    done = start = 0
     for i, g in enumerate(groups):
-        p.emit(*zeros[done:2 * g])
-        p.emit(*words[2 * i:2 * i + 2][keep[2 * i:2 * i + 2]].tolist())
-        done = 2 * g + 2
-    p.emit(*zeros[done:])
+        parts += [zeros[4 * done:8 * g], issued[start:ends[i]]]
+        done, start = 2 * g + 2, ends[i]
+    parts.append(zeros[4 * done:])
+    p.blob(b"".join(parts))
     for r in range(2):
         p.tensix(_t("SFPLOADI", lreg_ind=r, instr_mod0=2, imm16=0))
 
@@ -427,19 +487,19 @@ def _collect_config(p: rv.Program, reads: dict[int, list[int]]) -> None:
 
 
 # --- whole programs -----------------------------------------------------------------------------------
-_SEGMENTS: dict[tuple[str, int, str], tuple[int, ...]] = {}
+_SEGMENTS: dict[tuple[str, int, str], bytes] = {}
 
 
-def _segment(kind: str, t: int, plat: Platform) -> tuple[int, ...]:
-    """A part of thread t's program that no case changes, assembled once per platform table. Its branches
-    and jumps are pc-relative and stay inside it, so it runs wherever it is placed."""
+def _segment(kind: str, t: int, plat: Platform) -> bytes:
+    """A part of thread t's program that no case changes, assembled once per platform table (as bytes). Its
+    branches and jumps are pc-relative and stay inside it, so it runs wherever it is placed."""
     key = (kind, t, plat.name)
     if key not in _SEGMENTS:
         _SEGMENTS[key] = _assemble_segment(kind, t, plat)
     return _SEGMENTS[key]
 
 
-def _assemble_segment(kind: str, t: int, plat: Platform) -> tuple[int, ...]:
+def _assemble_segment(kind: str, t: int, plat: Platform) -> bytes:
     p = rv.Program(0)
     if kind == "reset":
         _frontend(p)
@@ -465,30 +525,28 @@ def _assemble_segment(kind: str, t: int, plat: Platform) -> tuple[int, ...]:
             p.li(rv.T0, M.SOFT_RESET_0).li(rv.T1, M.RESET_ALL & ~M.RESET_TRISC[0]).emit(rv.sw(rv.T1, rv.T0, 0))
             _collect_dbus(p, plat)
             _collect_dest(p)
-    return tuple(p.assemble())
+    return p.to_bytes()
 
 
 def thread_program(case: Case, t: int, plat: Platform, cfg_reads: dict[int, list[int]]) -> rv.Program:
     p = rv.Program(M.TRISC_RESET_PC[t])
     tcfg = case.init.thread_config.get(t, {})
-    p.emit(*_segment("reset", t, plat))
+    p.blob(_segment("reset", t, plat))
     if t == 0:
         _dest(p, case)
         _config(p, case.init.config, plat, only_set=True)
     _gprs(p, case, t)
     _thread_config(p, tcfg, plat, only_set=True)
-    p.emit(*_segment("barrier", t, plat))
+    p.blob(_segment("barrier", t, plat))
     words, acts = case.threads.get(t, []), case.actions.get(t, [])
-    if not acts:
-        for w in words:
-            p.tensix(w)
-    else:
-        for k, (_, item) in enumerate(interleave(words, acts)):
-            if isinstance(item, RiscvAction):
-                hw_actions.emit(p, t, item, f"action{k}", frozenset(plat.config_readable))
-            else:
-                p.tensix(item)
-    p.emit(*_segment("finish", t, plat))
+    done = 0          # golden.riscv.interleave's order: each action before the word at its index (or after the last)
+    for j, (idx, action) in enumerate(acts):
+        at = min(max(done, idx), len(words))
+        p.tensix_words(words[done:at])
+        hw_actions.emit(p, t, action, f"action{at + j}", plat.config_readable)    # its place among words and actions
+        done = at
+    p.tensix_words(words[done:])
+    p.blob(_segment("finish", t, plat))
     if t == 0:
         _collect_config(p, cfg_reads)
         p.li(rv.T0, M.ALL_DONE).li(rv.T1, M.DONE_TOKEN).emit(rv.sw(rv.T1, rv.T0, 0))

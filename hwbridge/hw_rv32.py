@@ -107,20 +107,46 @@ def hi_lo(value: int) -> tuple[int, int]:
     return ((value - lo) >> 12) & 0xFFFFF, lo
 
 
+def li_words(rd: int, value: int) -> tuple[int, ...]:
+    """The one or two instructions that load a 32-bit constant into rd (``addi``, or ``lui`` then ``addi`` when
+    the low part is not zero)."""
+    value &= 0xFFFFFFFF
+    signed = value - (1 << 32) if value & 0x80000000 else value
+    if -2048 <= signed < 2048:
+        return (addi(rd, ZERO, signed),)
+    # lui and addi encoded here rather than through the cached encoders: a case's values would fill their caches
+    hi, lo = hi_lo(value)
+    upper = hi << 12 | _reg(rd) << 7 | 0x37
+    return (upper, (lo & 0xFFF) << 20 | rd << 15 | rd << 7 | 0x13) if lo else (upper,)
+
+
 @dataclass
 class Program:
     """Straight-line code with forward/backward labels, assembled at a fixed base address."""
     base: int
-    words: list = field(default_factory=list)     # int, or (kind, args, label) fixups
+    words: list = field(default_factory=list)     # int, (kind, args, label) fixups, or bytes (a blob)
     labels: dict = field(default_factory=dict)
     fixups: list = field(default_factory=list)    # indices in words of the branch/jump fixups
+    blobs: list = field(default_factory=list)     # indices in words of the blobs
+    blob_words: int = 0                           # words the blobs hold beyond their one entry each
 
     @property
     def pc(self) -> int:
-        return self.base + 4 * len(self.words)
+        return self.base + 4 * (len(self.words) + self.blob_words)
 
     def emit(self, *words: int) -> "Program":
         self.words.extend(words)
+        return self
+
+    def blob(self, data: bytes) -> "Program":
+        """Words already assembled (little-endian bytes), placed as they are: any branch or jump in them must be
+        pc-relative and stay inside them."""
+        if len(data) % 4:
+            raise AsmError(f"a blob of {len(data)} bytes is not whole words")
+        if data:
+            self.blobs.append(len(self.words))
+            self.words.append(bytes(data))
+            self.blob_words += len(data) // 4 - 1
         return self
 
     def label(self, name: str) -> "Program":
@@ -141,13 +167,8 @@ class Program:
 
     def li(self, rd: int, value: int) -> "Program":
         """Load a 32-bit constant in one or two instructions."""
-        value &= 0xFFFFFFFF
-        signed = value - (1 << 32) if value & 0x80000000 else value
-        if -2048 <= signed < 2048:
-            return self.emit(addi(rd, ZERO, signed))
-        hi, lo = hi_lo(value)
-        self.emit(lui(rd, hi))
-        return self.emit(addi(rd, rd, lo)) if lo else self
+        self.words.extend(li_words(rd, value))
+        return self
 
     def tensix(self, word: int) -> "Program":
         """A Tensix instruction issued inline by the TRISC: the word rotated left by two."""
@@ -157,7 +178,18 @@ class Program:
         self.words.append(stream)
         return self
 
-    def assemble(self) -> list[int]:
+    def tensix_words(self, words) -> "Program":
+        """``tensix`` for each of ``words``, in order."""
+        streams = [((w << 2) | (w >> 30)) & 0xFFFFFFFF for w in words]
+        if any(stream & 3 == 3 for stream in streams):
+            for w, stream in zip(words, streams):
+                if stream & 3 == 3:
+                    raise AsmError(f"Tensix word {w:#010x} would decode as a RISC-V instruction")
+        self.words.extend(streams)
+        return self
+
+    def _patched(self) -> list:
+        """words with every fixup replaced by its instruction (blobs still whole)."""
         out = list(self.words)
         for i in self.fixups:
             w = out[i]
@@ -169,10 +201,22 @@ class Program:
                 out[i] = jal(rd, self._at(target) - pc)
         return out
 
+    def assemble(self) -> list[int]:
+        out = self._patched()
+        for i in reversed(self.blobs):
+            out[i:i + 1] = array("I", out[i]).tolist()
+        return out
+
     def _at(self, name: str) -> int:
         if name not in self.labels:
             raise AsmError(f"undefined label {name!r}")
         return self.labels[name]
 
     def to_bytes(self) -> bytes:
-        return array("I", self.assemble()).tobytes()       # little-endian hosts only (x86-64, aarch64)
+        out = self._patched()          # little-endian hosts only (x86-64, aarch64)
+        parts, start = [], 0
+        for i in self.blobs:
+            parts += [array("I", out[start:i]).tobytes(), out[i]]
+            start = i + 1
+        parts.append(array("I", out[start:]).tobytes())
+        return b"".join(parts)

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import recv_handle, send_handle
 from pathlib import Path
@@ -264,7 +264,7 @@ class Worker:
         self._ready()
         timeout = self.timeout if timeout is None else timeout
         offset = os.path.getsize(self.log_path)
-        payload = job if isinstance(job, dict) else asdict(job)
+        payload = job if isinstance(job, dict) else job.payload()
         try:
             self.conn.send(("run", payload, timeout))
             if not self.conn.poll(timeout + 10.0):
