@@ -132,6 +132,13 @@ class DstView:
         self.bits[_shifted(p, LO_OFFSET)] = values & 0xFFFF
         self.valid[p] = True
 
+    def write32_halves(self, r: int, hi, lo, n: int = 1) -> None:
+        """write32 of cells given as their high and low 16-bit halves."""
+        p = self.sel32(r, n)
+        self.bits[p] = hi
+        self.bits[_shifted(p, LO_OFFSET)] = lo
+        self.valid[p] = True
+
     # --- matrix-unit reads: an invalid row reads as the identity element (ZEROACC.md) ---
     def read16_or(self, r: int, n: int = 1, identity: int = 0) -> np.ndarray:
         p = self.sel16(r, n)
@@ -141,6 +148,14 @@ class DstView:
         p = self.sel32(r, n)
         cells = (self.bits[p].astype(np.uint32) << 16) | self.bits[_shifted(p, LO_OFFSET)]
         return _or_identity(cells, self.valid[p], identity)
+
+    def read32_halves_or0(self, r: int, n: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """read32_or with identity 0, as the (high, low) 16-bit halves of the cells."""
+        p = self.sel32(r, n)
+        hi, lo, valid = self.bits[p], self.bits[_shifted(p, LO_OFFSET)], self.valid[p]
+        if valid.all():
+            return hi, lo
+        return _or_identity(hi, valid, 0), _or_identity(lo, valid, 0)
 
 
 def _or_identity(cells: np.ndarray, valid, identity: int) -> np.ndarray:

@@ -13,28 +13,29 @@ Facts (ttsim src/tensix.cpp; the ISA pages MVMUL.md/ELWMUL.md call their own ari
   each aligned addend to 11 bits first; exact cancellation gives +0; underflow gives +0; overflow gives
   infinity (8-bit exponent) or the largest FP16 pattern.
 
-Values travel as (sign, exponent, magnitude) int64 numpy arrays (scalars work too) with magnitudes
-scaled so that a normal number has its hidden bit at bit 23; results are 32-bit patterns in the FP32
+Values travel as float64 numpy arrays (scalars work too) that hold integers or integers times powers of
+two, so every product, power-of-two scaling and sum below is exact; each rounding is an explicit floor or
+trunc of such a value (|x| + 1/2 rounded down is half-up in magnitude). Operands enter as factors of their
+Src cells: X = 2**exponent (0 for a zero operand) and F = X * (signed fidelity bits). The Dst value enters
+as (signed magnitude, exponent) with the hidden bit at bit 23. Results are 32-bit patterns in the FP32
 layout (an FP16 Dst keeps its 5-bit exponent in the FP32 exponent field).
 """
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
+from . import fpu_formats as ff
 from .fpu_formats import SrcDatum
 
 HIDDEN = 1 << 23
 FP16_TOP = 31 << 23 | 0x3FF << 13   # largest 16-bit-Dst FP16 result
 INF = 0xFF << 23
 NARROW = ~0x1FFF                    # a 16-bit Dst keeps addends to multiples of 2**13
-
-
-def _i64(x) -> np.ndarray:
-    return np.asarray(x, dtype=np.int64)
-
-
-def _clamp(x, lo: int, hi: int):
-    return np.minimum(np.maximum(x, lo), hi)
+# Rounding x to an integer half-up, then to a multiple of 2**13 as (n + 0x1000) & NARROW, is one floor:
+# floor(x / 2**13 + NARROW_HALF) multiples of 2**13.
+NARROW_HALF = 0.5 + 2.0 ** -14
 
 
 def product_bias(wide: bool, phase: int, exp8: bool) -> int:
@@ -55,108 +56,201 @@ def fidelity_b(man, phase: int):
     return (full & 0xF) << 3 if phase & 2 else full >> 4
 
 
-def _align(value, by, away=0):
-    """value / 2**by rounded to nearest, ties towards +infinity (``away`` 1: away from zero, for negative
-    values): with arithmetic shifts (2v + 2**s - away) >> (s + 1). ``by`` is capped at 40 by the callers; every
-    magnitude here is below 2**29, so shifts of 31 or more give 0."""
-    return ((value << 1) + (np.int64(1) << by) - away) >> (by + 1)
+# --- Src cells as the datapath reads them: tables over the cell's sign|mantissa bits (cell >> 8) and its
+# exponent bits (cell & 0xFF), so reading a block of cells is two lookups ---
+_SIGN_MAN = np.arange(1 << 11)
+_EXP = np.arange(1 << 8)
 
 
-def _sum_aligned(acc, value, exp, wide: bool, exp8: bool) -> np.ndarray:
-    """The Dst adder: ``acc`` (FP32 layout; None: +0) plus terms on the last axis as signed magnitudes ``value``
-    (hidden bit at bit 23 for a normal exponent ``exp``). Every addend is aligned to the largest exponent and
-    rounded to nearest, the terms' ties towards +infinity and the Dst value's away from zero; a 16-bit Dst also
-    rounds each to a multiple of 2**13. The sum is normalised and rounded half-up in magnitude to the Dst
-    format."""
-    if acc is None:                        # no Dst value: the adder's third input is +0 (exponent 0)
-        top = np.maximum(exp.max(axis=-1), 0)
+@cache
+def _pow2(exp_bits: int, flush: bool) -> np.ndarray:
+    """X by exponent field: 2**e, 0 for e == 0 when zero exponents read as zero (``flush``)."""
+    e = _EXP & exp_bits
+    return np.where((e != 0) | (not flush), np.ldexp(1.0, e), 0.0)
+
+
+@cache
+def _signed_fidelity(side_b: bool, phase: int, man_bits: int) -> np.ndarray:
+    man = _SIGN_MAN & man_bits
+    bits = fidelity_b(man, phase) if side_b else fidelity_a(man, phase)
+    return np.where(_SIGN_MAN >> 10 == 1, -bits, bits).astype(np.float64)
+
+
+@cache
+def _signed_magnitude(man_bits: int) -> np.ndarray:
+    full = ((_SIGN_MAN & man_bits) | 0x400).astype(np.float64)
+    return np.where(_SIGN_MAN >> 10 == 1, -full, full)
+
+
+def product_factors(cells, fmt: int, phase: int, side_b: bool, flush: bool = True):
+    """Src cells read as ``fmt`` at a multiplier input (SrcA, or SrcB when ``side_b``): (F, X) with
+    X = 2**exponent (0 for a zero operand) and F = X * the signed fidelity bits of the phase."""
+    exp_bits, man_bits = ff.read_masks(fmt)
+    x = _pow2(exp_bits, flush)[cells & 0xFF]
+    return _signed_fidelity(side_b, phase & (2 if side_b else 1), man_bits)[cells >> 8] * x, x
+
+
+def adder_operand(cells, fmt: int, flush: bool = True):
+    """Src cells read as ``fmt`` at ELWADD's pre-adder: (signed magnitude with the hidden bit at bit 10,
+    exponent), both 0 for a zero operand. A zero exponent is a zero when ``flush``; otherwise only a cell
+    with no sign, exponent or mantissa bit set is, and the others keep their hidden bit (so -0 reads as
+    -1 x 2**(0 - bias))."""
+    exp_bits, man_bits = ff.read_masks(fmt)
+    e = (cells & exp_bits).astype(np.int64)
+    read = e != 0 if flush else (cells & (ff.SRC_SIGN | man_bits << 8 | exp_bits)) != 0
+    return np.where(read, _signed_magnitude(man_bits)[cells >> 8], 0.0), e
+
+
+def _cells(d: SrcDatum):
+    return ff.src_join(np.asarray(d.sign, dtype=np.int64), np.asarray(d.exp, dtype=np.int64), np.asarray(d.man))
+
+
+# --- the Dst value entering the adder: (signed magnitude, exponent) with the hidden bit at bit 23 ---
+
+def acc_from_fp32(bits):
+    """An FP32-layout pattern (array or int; None: no Dst value) as the adder's Dst input."""
+    if bits is None:
+        return None
+    bits = np.asarray(bits, dtype=np.int64)
+    exp = (bits >> 23) & 0xFF
+    mag = np.where(exp != 0, (bits & 0x7FFFFF) | HIDDEN, 0).astype(np.float64)
+    return np.where((bits >> 31) & 1 == 1, -mag, mag), exp
+
+
+@cache
+def _storage_tables(fp16: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """By 16-bit Dst storage pattern: the adder's (value, exponent) of the high half, and the sign times
+    the unit of a Dst32b low half (0 for a zero exponent)."""
+    raw = np.arange(1 << 16, dtype=np.int64)
+    if fp16:
+        h = ff.dst16_fp16_to_bits(raw)
+        fp32 = (h & 0x8000) << 16 | (h & 0x7FFF) << 13
     else:
-        acc = _i64(acc)
-        acc_neg, acc_exp = (acc >> 31) & 1, (acc >> 23) & 0xFF
-        acc_mag = np.where(acc_exp != 0, (acc & 0x7FFFFF) | HIDDEN, 0)
-        top = np.maximum(exp.max(axis=-1), acc_exp)
-        by = np.minimum(top - acc_exp, 40)
-        acc_aligned = _align(acc_mag, by)      # rounded in magnitude, the sign applied below
-        if not wide:
-            acc_aligned = (acc_aligned + 0x1000) & NARROW
-    by = np.minimum(top[..., None] - exp, 40)
-    aligned = _align(value, by)
-    if not wide:
-        aligned = (aligned + 0x1000) & NARROW
-    total = aligned.sum(axis=-1)
+        fp32 = ff.dst16_bf16_to_bits(raw) << 16
+    value, exp = acc_from_fp32(fp32)
+    return value, exp, np.sign(value)
+
+
+def acc_from_dst32(hi, lo):
+    """Dst32b storage halves (uint16 arrays) as the adder's Dst input."""
+    value, exp, unit = _storage_tables(False)
+    return value[hi] + lo * unit[hi], exp[hi]
+
+
+def acc_from_dst16(raw, fp16: bool):
+    """Dst16b storage (BF16 or FP16 layout) as the adder's Dst input."""
+    value, exp, _ = _storage_tables(fp16)
+    return value[raw], exp[raw]
+
+
+# --- the Dst adder ---
+
+def _dst_adder(acc, terms, scale, term_top, wide: bool, exp8: bool, grouped: bool = False) -> np.ndarray:
+    """The Dst value ``acc`` (None: +0) plus ``terms``: a term worth terms * 2**scale * 2**13 in units of
+    2**(top - 23), where top is the largest of ``term_top`` and the Dst exponent (the last axis holds the
+    terms when ``grouped``). Every addend is aligned to top and rounded to nearest, the terms' ties towards
+    +infinity and the Dst value's away from zero; a 16-bit Dst also rounds each to a multiple of 2**13.
+    The sum is normalised and rounded half-up in magnitude to the Dst format."""
+    top = np.maximum(term_top, 0 if acc is None else acc[1])
+    to_top = scale - (top[..., None] if grouped else top)
+    if wide:
+        aligned = np.floor(np.ldexp(terms, to_top + 13) + 0.5)
+    else:                                        # in multiples of 2**13
+        aligned = np.floor(np.ldexp(terms, to_top) + NARROW_HALF)
+    total = aligned.sum(axis=-1) if grouped else aligned
     if acc is not None:
-        total = total + np.where(acc_neg == 1, -acc_aligned, acc_aligned)
-    sign = (total < 0).astype(np.int64)
-    mag = np.abs(total)
-    width = np.frexp(mag.astype(np.float64))[1].astype(np.int64)   # bit length; exact below 2**53
+        value, exp = acc
+        y = np.ldexp(value, exp - top - (0 if wide else 13))
+        total = total + np.trunc(y + np.copysign(0.5 if wide else NARROW_HALF, y))
+    return _normalise(total, top, wide, exp8)
+
+
+def _normalise(total, top, wide: bool, exp8: bool) -> np.ndarray:
+    """The sum ``total`` (units of 2**(top - 23), or of 2**(top - 10) for a 16-bit Dst) as an FP32-layout
+    pattern. As a float64 its exponent is the result's; adding half the last kept bit to the float64 bits
+    rounds half-up in magnitude (a carry bumps the exponent); the bits kept then give the pattern.
+    Exact cancellation, underflow and top <= 0 give +0; overflow infinity or the largest FP16."""
     keep = 24 if wide else (8 if exp8 else 11)
-    cut = width - keep
-    c = np.maximum(cut, 0)
-    mag = ((mag + ((np.int64(1) << c) >> 1)) >> c) << (np.maximum(-cut, 0) + (24 - keep))
-    exp = top + width - 24 + (mag >> 24)
-    result = sign << 31 | exp << 23 | (mag & 0x7FFFFF)      # exponents out of range are replaced below
+    r = np.ldexp(total, top - (23 if wide else 10)).view(np.int64) + (1 << (52 - keep))
+    q = (r >> 29) & (0x7FF << 23 | (0x7FFFFF >> (24 - keep)) << (24 - keep))   # biased exponent | mantissa
+    sign = (r >> 32) & 0x80000000
     if wide or exp8:
-        result = np.where(exp >= 255, sign << 31 | INF, result)
+        result = np.where(q >= (1023 + 255) << 23, sign | INF, (q - (1023 << 23)) | sign)
     else:
-        result = np.where(exp >= 32, sign << 31 | FP16_TOP, result)
-    return np.where((top <= 0) | (total == 0) | (exp <= 0), 0, result)
+        result = np.where(q >= (1023 + 32) << 23, sign | FP16_TOP, (q - (1023 << 23)) | sign)
+    return np.where((q < 1024 << 23) | (top <= 0), 0, result)
 
 
-def dot16(a: SrcDatum, b: SrcDatum, acc, wide: bool, phase: int, exp8: bool, bias: int) -> np.ndarray:
-    """MVMUL outputs: acc + sum over the last axis k of b[k] * a[k], in two groups of eight products.
-    a and b hold arrays whose shapes broadcast against each other, with 16 as the last axis.
+# --- the three operations ---
+
+def dot16_factors(fa, xa, fb, xb, acc, wide: bool, exp8: bool, bias: int) -> np.ndarray:
+    """MVMUL outputs from operand factors (product_factors) whose shapes broadcast, with 16 as the last
+    axis k: acc + sum over k of b[k] * a[k], in two groups of eight products.
 
     Each product is a signed fidelity-bit product; a zero product (either operand's exponent zero) carries
     exponent max(bias, 0) into its group's maximum. Products align to that maximum, rounding half-up in
     magnitude, and each group's sum enters the Dst adder with exponent its maximum (none when that is <= 0)."""
-    a_exp, b_exp = _i64(a.exp), _i64(b.exp)
-    a_zero, b_zero = a_exp == 0, b_exp == 0
-    fa = np.where(a_zero, 0, fidelity_a(_i64(a.man), phase))
-    fb = np.where(b_zero, 0, fidelity_b(_i64(b.man), phase))
-    product = np.where(_i64(a.sign) == 1, -fa, fa) * np.where(_i64(b.sign) == 1, -fb, fb)
-    exp = np.where(a_zero | b_zero, max(bias, 0), (a_exp + bias) + b_exp)
-    grouped = product.shape[:-1] + (2, 8)
-    product, exp = product.reshape(grouped), exp.reshape(grouped)
-    top = exp.max(axis=-1)
-    shift = np.minimum(top[..., None] - exp, 40)
-    total = _align(product, shift, product < 0).sum(axis=-1)      # half-up in magnitude
-    live = top > 0
-    return _sum_aligned(acc, (total << 13) * live, top * live, wide, exp8)
+    x = xa * xb                                  # 2**(exponent sum), 0 for a zero product
+    grouped = x.shape[:-1] + (2, 8)
+    g = np.maximum(x.reshape(grouped).max(axis=-1), 2.0 ** (max(bias, 0) - bias))   # 2**(maximum - bias)
+    y = (fa * fb).reshape(grouped) / g[..., None]
+    total = np.trunc(y + np.copysign(0.5, y)).sum(axis=-1)
+    top = np.frexp(g)[1] + (bias - 1)
+    return _dst_adder(acc, total * (top > 0), top, top.max(axis=-1), wide, exp8, grouped=True)
+
+
+def mul_factors(fa, xa, fb, xb, acc, wide: bool, phase: int, exp8: bool) -> np.ndarray:
+    """ELWMUL outputs from operand factors: acc + a * b (a product whose exponent is <= 0 is zero and,
+    like a zero product, carries exponent max(bias, 0))."""
+    bias = product_bias(wide, phase, exp8)
+    x = xa * xb
+    top = np.frexp(np.maximum(x, 2.0 ** (max(bias, 0) - bias)))[1] + (bias - 1)
+    return _dst_adder(acc, fa * fb * (x > 2.0 ** -bias), bias, top, wide, exp8)
+
+
+def add_operands(sa, ea, sb, eb, acc, wide: bool, exp8: bool) -> np.ndarray:
+    """ELWADD outputs from adder operands: acc + a + b. Both align to the larger exponent, rounding half-up
+    in magnitude (only the smaller one moves), and their sum enters the Dst adder with that exponent."""
+    e = np.maximum(ea, eb)
+    ya, yb = np.ldexp(sa, ea - e), np.ldexp(sb, eb - e)
+    value = np.trunc(ya + np.copysign(0.5, ya)) + np.trunc(yb + np.copysign(0.5, yb))
+    if wide and not exp8:
+        e = np.where(e != 0, e + 112, 97)
+    return _dst_adder(acc, value, e, e, wide, exp8)
+
+
+# --- the same on SrcDatum fields and FP32-layout Dst values (arrays or scalars) ---
+
+def dot16(a: SrcDatum, b: SrcDatum, acc, wide: bool, phase: int, exp8: bool, bias: int) -> np.ndarray:
+    """dot16_factors of fields already reduced to their format."""
+    fa, xa = product_factors(_cells(a), ff.TF32, phase, side_b=False)
+    fb, xb = product_factors(_cells(b), ff.TF32, phase, side_b=True)
+    return dot16_factors(fa, xa, fb, xb, acc_from_fp32(acc), wide, exp8, bias)
 
 
 def mul(a: SrcDatum, b: SrcDatum, a_zero, b_zero, acc, wide: bool, phase: int, exp8: bool) -> np.ndarray:
-    """ELWMUL outputs: acc + a * b (a product whose exponent is <= 0 is zero)."""
-    bias = product_bias(wide, phase, exp8)
-    exp = _i64(a.exp) + _i64(b.exp) + bias
-    zero = np.asarray(a_zero) | np.asarray(b_zero) | (exp <= 0)
-    mag = _i64(fidelity_a(_i64(a.man), phase)) * fidelity_b(_i64(b.man), phase) << 13
-    value = np.where(zero, 0, np.where((_i64(a.sign) ^ _i64(b.sign)) == 1, -mag, mag))
-    return _sum_aligned(acc, value[..., None], np.where(zero, max(bias, 0), exp)[..., None], wide, exp8)
+    """mul_factors; an operand reads as zero where its ``*_zero`` is set."""
+    fa, xa = product_factors(_cells(a), ff.TF32, phase, side_b=False, flush=False)
+    fb, xb = product_factors(_cells(b), ff.TF32, phase, side_b=True, flush=False)
+    ka, kb = ~np.asarray(a_zero), ~np.asarray(b_zero)
+    return mul_factors(fa * ka, xa * ka, fb * kb, xb * kb, acc_from_fp32(acc), wide, phase, exp8)
 
 
 def add(a: SrcDatum, b: SrcDatum, a_zero, b_zero, acc, wide: bool, exp8: bool) -> np.ndarray:
-    """ELWADD outputs: acc + a + b (acc None or 0 for assignment). The operand of larger (exponent, mantissa)
-    leads; a set sign, exponent or mantissa bit gives an operand its hidden bit (so an unflushed -0 reads as
-    -1 x 2**(0 - bias)); the other is aligned to it, rounding half-up."""
-    sa, sb = np.where(a_zero, 0, _i64(a.sign)), np.where(b_zero, 0, _i64(b.sign))
-    ka = np.where(a_zero, 0, _i64(a.exp) << 10 | _i64(a.man))     # (exponent, mantissa) as one ordered key
-    kb = np.where(b_zero, 0, _i64(b.exp) << 10 | _i64(b.man))
-    swap = ka < kb
-    big_s, small_s = np.where(swap, sb, sa), np.where(swap, sa, sb)
-    big_k, small_k = np.maximum(ka, kb), np.minimum(ka, kb)
-    mag_big = np.where((big_s | big_k) != 0, (big_k & 0x3FF) | 0x400, 0)
-    mag_small = np.where((small_s | small_k) != 0, (small_k & 0x3FF) | 0x400, 0)
-    exp = big_k >> 10
-    shift = np.minimum(exp - (small_k >> 10), 40)
-    mag_small = _align(mag_small, shift)    # 0 from a shift of 12 up
-    mag = np.where(big_s == small_s, mag_big + mag_small, mag_big - mag_small) << 13
-    if wide and not exp8:
-        exp = np.where(exp != 0, exp + 112, 97)
-    return _sum_aligned(acc, np.where(big_s == 1, -mag, mag)[..., None], exp[..., None], wide, exp8)
+    """add_operands; an operand reads as zero where its ``*_zero`` is set, and otherwise has its hidden bit
+    unless no sign, exponent or mantissa bit is set."""
+    sa, ea = adder_operand(_cells(a), ff.TF32, flush=False)
+    sb, eb = adder_operand(_cells(b), ff.TF32, flush=False)
+    ka, kb = ~np.asarray(a_zero), ~np.asarray(b_zero)
+    return add_operands(sa * ka, ea * ka, sb * kb, eb * kb, acc_from_fp32(acc), wide, exp8)
 
 
 # --- integer "8" datapath: Dst holds sign-magnitude INT32 ---
 INT32_LIMIT = 0x7FFFFFFF
+
+
+def _clamp(x, lo: int, hi: int):
+    return np.minimum(np.maximum(x, lo), hi)
 
 
 def saturate(value):
@@ -164,8 +258,8 @@ def saturate(value):
 
 
 def int8_value(d: SrcDatum, mask: int = 0x3FF):
-    mag = _i64(d.man) & mask
-    return np.where(_i64(d.sign) == 1, -mag, mag)
+    mag = np.asarray(d.man, dtype=np.int64) & mask
+    return np.where(np.asarray(d.sign, dtype=np.int64) == 1, -mag, mag)
 
 
 def int8_masks(phase: int) -> tuple[int, int]:

@@ -180,23 +180,23 @@ def finish(m, t, addr_mode: int, clear: int, commit=None) -> None:
 
 # --- Dst as the matrix unit sees it: invalid rows read as the identity; writes make rows valid ---
 
-def _read_acc(view: DstView, s: Setup, first: int, n: int) -> np.ndarray:
-    """Dst rows as FP32-layout patterns (an FP16 Dst keeps its 5-bit exponent in the exponent field)."""
+def _read_acc(view: DstView, s: Setup, first: int, n: int):
+    """Dst rows as the adder's Dst input (fpu_math.acc_from_*)."""
     if s.dst32:
-        return ff.dst32_to_fp32(view.read32_or(first, n).astype(np.int64))
-    raw = view.read16_or(first, n).astype(np.int64)
-    if s.style == ff.STYLE_FP16:
-        h = ff.dst16_fp16_to_bits(raw)
-        return (h & 0x8000) << 16 | (h & 0x7FFF) << 13
-    return ff.dst16_bf16_to_bits(raw) << 16
+        return fm.acc_from_dst32(*view.read32_halves_or0(first, n))
+    return fm.acc_from_dst16(view.read16_or(first, n), s.style == ff.STYLE_FP16)
 
 
-def _encode_acc(s: Setup, values: np.ndarray) -> np.ndarray:
+def _fp_committer(view: DstView, s: Setup, first: int, out: np.ndarray):
+    """Writing FP32-layout results ``out`` to Dst in its format."""
     if s.dst32:
-        return ff.fp32_to_dst32(values)
+        hi, lo = ff.bf16_storage_table()[out >> 16], out & 0xFFFF
+        return lambda: view.write32_halves(first, hi, lo, len(out))
     if s.style == ff.STYLE_FP16:
-        return ff.bits_to_dst16_fp16((values >> 16) & 0x8000 | (values & 0x0FFFE000) >> 13)
-    return ff.bits_to_dst16_bf16(values >> 16)
+        raw = ff.bits_to_dst16_fp16((out >> 16) & 0x8000 | (out & 0x0FFFE000) >> 13)
+    else:
+        raw = ff.bf16_storage_table()[out >> 16]
+    return lambda: view.write16(first, raw, len(out))
 
 
 def _committer(view: DstView, s: Setup, first: int, raw: np.ndarray):
@@ -211,31 +211,29 @@ def _check_five_bit_exponents(name: str, s: Setup, *cells: np.ndarray) -> None:
         raise NotModelled(f"{name}: a 5-bit-exponent Src datum has its high 3 exponent bits set: ttsim refuses")
 
 
-def _fields(bank, first: int, count: int, fmt: int) -> ff.SrcDatum:
-    return ff.reduce_to_format(ff.src_split(bank.rows[first:first + count].astype(np.int64)), fmt)
-
-
 def _matmul(m, t, f, name: str, n_rows: int, addr_mode: int) -> None:
     """MVMUL / GAPOOL: Dst[n_rows x 16] += SrcB[n_rows x 16] @ SrcA[16 x 16]."""
     s = resolve(m, t, name, f.dst, a_align=16, dst_align=n_rows, dst_wraps=True, ok_a=_MVMUL_A, ok_b=_MVMUL_B)
     _refuse(not s.flush_b, f"{name} with ALU_ACC_CTRL_Zero_Flag_disabled_src=1: ttsim refuses")
     _check_five_bit_exponents(name, s, s.a_bank.rows[s.a_row:s.a_row + 16], s.b_bank.rows[s.b_row:s.b_row + n_rows])
     view = DstView(m, t)
-    a = ff.src_split(s.a_bank.rows[s.a_row:s.a_row + 16].astype(np.int64))       # [k, col]
-    b = ff.src_split(s.b_bank.rows[s.b_row:s.b_row + n_rows].astype(np.int64))   # [row, k]
+    a_cells = s.a_bank.rows[s.a_row:s.a_row + 16]       # [k, col]
+    b_cells = s.b_bank.rows[s.b_row:s.b_row + n_rows]   # [row, k]
     if s.style == ff.STYLE_INT8:
+        a, b = ff.src_split(a_cells.astype(np.int64)), ff.src_split(b_cells.astype(np.int64))
         mask_a, mask_b = fm.int8_masks(s.phase)
         va = np.where(a.exp != 0, fm.int8_value(a, mask_a), 0)
         vb = np.where(b.exp != 0, fm.int8_value(b, mask_b), 0)
         acc = ff.dst32_to_int(view.read32_or(s.dst_row, n_rows).astype(np.int64))
-        raw = ff.int_to_dst32(fm.saturate(acc + vb @ va))
+        commit = _committer(view, s, s.dst_row, ff.int_to_dst32(fm.saturate(acc + vb @ va)))
     else:
         exp8 = s.style != ff.STYLE_FP16
-        a = ff.reduce_to_format(ff.SrcDatum(*(x.T[None, :, :] for x in a)), s.fmt_a)   # [1, col, k]
-        b = ff.reduce_to_format(ff.SrcDatum(*(x[:, None, :] for x in b)), s.fmt_b)     # [row, 1, k]
-        out = fm.dot16(a, b, _read_acc(view, s, s.dst_row, n_rows), s.dst32, s.phase, exp8, fm.product_bias(s.dst32, s.phase, exp8))
-        raw = _encode_acc(s, out)
-    finish(m, t, addr_mode, f.clear_dvalid, _committer(view, s, s.dst_row, raw))
+        fa, xa = fm.product_factors(a_cells.T, s.fmt_a, s.phase, side_b=False)     # [col, k]
+        fb, xb = fm.product_factors(b_cells[:, None, :], s.fmt_b, s.phase, side_b=True)   # [row, 1, k]
+        out = fm.dot16_factors(fa, xa, fb, xb, _read_acc(view, s, s.dst_row, n_rows), s.dst32, exp8,
+                               fm.product_bias(s.dst32, s.phase, exp8))
+        commit = _fp_committer(view, s, s.dst_row, out)
+    finish(m, t, addr_mode, f.clear_dvalid, commit)
 
 
 @semantics("MVMUL")
@@ -268,8 +266,8 @@ def _elementwise(m, t, f, name: str) -> None:
     _refuse(not is_mul and s.phase != 0,
             f"{name} with fidelity phase {s.phase}: the ISA page divides the sum, ttsim calls it non-contractual")
     accumulate = is_mul or f.dest_accum_en == 1
-    a_cells = s.a_bank.rows[s.a_row:s.a_row + 8].astype(np.int64)
-    b_cells = s.b_bank.rows[s.b_row:s.b_row + 8].astype(np.int64)
+    a_cells = s.a_bank.rows[s.a_row:s.a_row + 8]
+    b_cells = s.b_bank.rows[s.b_row:s.b_row + 8]
     if f.instr_mod19 & 2:
         b_cells = np.repeat(b_cells[:1], 8, axis=0)
     if f.instr_mod19 & 1:
@@ -278,31 +276,35 @@ def _elementwise(m, t, f, name: str) -> None:
         b_cells = b_cells ^ ff.SRC_SIGN
     _check_five_bit_exponents(name, s, a_cells, b_cells)
     view = DstView(m, t)
-    a, b = ff.src_split(a_cells), ff.src_split(b_cells)
-    a_zero, b_zero = a.exp == 0, (b.exp == 0) & s.flush_b
     if s.style == ff.STYLE_INT8:
+        a, b = ff.src_split(a_cells.astype(np.int64)), ff.src_split(b_cells.astype(np.int64))
+        a_zero, b_zero = a.exp == 0, (b.exp == 0) & s.flush_b
         mask_a, mask_b = fm.int8_masks(s.phase) if is_mul else (0x3FF, 0x3FF)
         va = np.where(a_zero, 0, fm.int8_value(a, mask_a))
         vb = np.where(b_zero, 0, fm.int8_value(b, mask_b))
         value = va * vb if is_mul else va + vb
         if accumulate:
             value = fm.saturate(ff.dst32_to_int(view.read32_or(s.dst_row, 8).astype(np.int64)) + value)
-        raw = ff.int_to_dst32(value)
+        commit = _committer(view, s, s.dst_row, ff.int_to_dst32(value))
     else:
         exp8 = s.style != ff.STYLE_FP16
-        a, b = ff.reduce_to_format(a, s.fmt_a), ff.reduce_to_format(b, s.fmt_b)
-        a_zero, b_zero = a.exp == 0, (b.exp == 0) & s.flush_b
         acc = _read_acc(view, s, s.dst_row, 8) if accumulate else None
         if is_mul:
-            out = fm.mul(a, b, a_zero, b_zero, acc, s.dst32, s.phase, exp8)
+            fa, xa = fm.product_factors(a_cells, s.fmt_a, s.phase, side_b=False)
+            fb, xb = fm.product_factors(b_cells, s.fmt_b, s.phase, side_b=True, flush=s.flush_b)
+            out = fm.mul_factors(fa, xa, fb, xb, acc, s.dst32, s.phase, exp8)
         else:
-            minus_zero_b = ~b_zero & (b.sign == 1) & (b.exp == 0) & (b.man == 0)
-            a_is_zero = a_zero | ((a.sign | a.exp | a.man) == 0)
-            _refuse(bool((minus_zero_b & a_is_zero).any()),
-                    f"{name}: zero SrcA with an unflushed negative-zero SrcB wraps ttsim's arithmetic")
-            out = fm.add(a, b, a_zero, b_zero, acc, s.dst32, exp8)
-        raw = _encode_acc(s, out)
-    finish(m, t, f.addr_mode, f.clear_dvalid, _committer(view, s, s.dst_row, raw))
+            if not s.flush_b:
+                exp_a, _ = ff.read_masks(s.fmt_a)
+                exp_b, man_b = ff.read_masks(s.fmt_b)
+                minus_zero_b = (b_cells & (ff.SRC_SIGN | man_b << 8 | exp_b)) == ff.SRC_SIGN
+                _refuse(bool((minus_zero_b & ((a_cells & exp_a) == 0)).any()),
+                        f"{name}: zero SrcA with an unflushed negative-zero SrcB wraps ttsim's arithmetic")
+            sa, ea = fm.adder_operand(a_cells, s.fmt_a)
+            sb, eb = fm.adder_operand(b_cells, s.fmt_b, flush=s.flush_b)
+            out = fm.add_operands(sa, ea, sb, eb, acc, s.dst32, exp8)
+        commit = _fp_committer(view, s, s.dst_row, out)
+    finish(m, t, f.addr_mode, f.clear_dvalid, commit)
 
 
 @semantics("ELWADD")
