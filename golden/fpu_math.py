@@ -63,10 +63,10 @@ _EXP = np.arange(1 << 8)
 
 
 @cache
-def _pow2(exp_bits: int, flush: bool) -> np.ndarray:
-    """X by exponent field: 2**e, 0 for e == 0 when zero exponents read as zero (``flush``)."""
+def _pow2(exp_bits: int, flush: bool, bias: int = 0) -> np.ndarray:
+    """By exponent field: 2**(e + bias), or 0 for e == 0 when zero exponents read as zero (``flush``)."""
     e = _EXP & exp_bits
-    return np.where((e != 0) | (not flush), np.ldexp(1.0, e), 0.0)
+    return np.where((e != 0) | (not flush), np.ldexp(1.0, e + bias), 0.0)
 
 
 @cache
@@ -82,30 +82,31 @@ def _signed_magnitude(man_bits: int) -> np.ndarray:
     return np.where(_SIGN_MAN >> 10 == 1, -full, full)
 
 
-def product_factors(cells, fmt: int, phase: int, side_b: bool, flush: bool = True):
+def product_factors(cells, fmt: int, phase: int, side_b: bool, flush: bool = True, bias: int = 0):
     """Src cells read as ``fmt`` at a multiplier input (SrcA, or SrcB when ``side_b``): (F, X) with
-    X = 2**exponent (0 for a zero operand) and F = X * the signed fidelity bits of the phase."""
+    X = 2**(exponent + bias) (0 for a zero operand) and F = X * the signed fidelity bits of the phase."""
     exp_bits, man_bits = ff.read_masks(fmt)
-    x = _pow2(exp_bits, flush)[cells & 0xFF]
+    x = _pow2(exp_bits, flush, bias)[cells & 0xFF]
     return _signed_fidelity(side_b, phase & (2 if side_b else 1), man_bits)[cells >> 8] * x, x
 
 
 def adder_operand(cells, fmt: int, flush: bool = True):
-    """Src cells read as ``fmt`` at ELWADD's pre-adder: (signed magnitude with the hidden bit at bit 10,
-    exponent), both 0 for a zero operand. A zero exponent is a zero when ``flush``; otherwise only a cell
-    with no sign, exponent or mantissa bit set is, and the others keep their hidden bit (so -0 reads as
-    -1 x 2**(0 - bias))."""
+    """Src cells read as ``fmt`` at ELWADD's pre-adder: (S, P) with P = 2**exponent and S = P * the signed
+    magnitude with its hidden bit at bit 10, or 0 for a zero operand: one with a zero exponent when
+    ``flush``; otherwise only a cell with no sign, exponent or mantissa bit set, the others keeping their
+    hidden bit (so -0 reads as -1 x 2**(0 - bias))."""
     exp_bits, man_bits = ff.read_masks(fmt)
-    e = (cells & exp_bits).astype(np.int64)
-    read = e != 0 if flush else (cells & (ff.SRC_SIGN | man_bits << 8 | exp_bits)) != 0
-    return np.where(read, _signed_magnitude(man_bits)[cells >> 8], 0.0), e
+    p = _pow2(exp_bits, False)[cells & 0xFF]
+    read = (cells & (exp_bits if flush else ff.SRC_SIGN | man_bits << 8 | exp_bits)) != 0
+    return _signed_magnitude(man_bits)[cells >> 8] * p * read, p
 
 
 def _cells(d: SrcDatum):
     return ff.src_join(np.asarray(d.sign, dtype=np.int64), np.asarray(d.exp, dtype=np.int64), np.asarray(d.man))
 
 
-# --- the Dst value entering the adder: (signed magnitude, exponent) with the hidden bit at bit 23 ---
+# --- the Dst value entering the adder: (V, P) with P = 2**exponent and V = P * the signed magnitude with
+# its hidden bit at bit 23 (0 for a zero exponent) ---
 
 def acc_from_fp32(bits):
     """An FP32-layout pattern (array or int; None: no Dst value) as the adder's Dst input."""
@@ -113,136 +114,132 @@ def acc_from_fp32(bits):
         return None
     bits = np.asarray(bits, dtype=np.int64)
     exp = (bits >> 23) & 0xFF
-    mag = np.where(exp != 0, (bits & 0x7FFFFF) | HIDDEN, 0).astype(np.float64)
-    return np.where((bits >> 31) & 1 == 1, -mag, mag), exp
+    mag = np.where(exp != 0, (bits & 0x7FFFFF) | HIDDEN, 0)
+    return np.ldexp(np.where((bits >> 31) & 1 == 1, -mag, mag).astype(np.float64), exp), np.ldexp(1.0, exp)
 
 
 @cache
-def _storage_tables(fp16: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """By 16-bit Dst storage pattern: the adder's (value, exponent) of the high half, and the sign times
-    the unit of a Dst32b low half (0 for a zero exponent)."""
+def _storage_table(fp16: bool) -> np.ndarray:
+    """By 16-bit Dst storage pattern of a high half: (V, V's sign times P for a Dst32b low half's
+    unit (0 for a zero exponent), P)."""
     raw = np.arange(1 << 16, dtype=np.int64)
     if fp16:
         h = ff.dst16_fp16_to_bits(raw)
         fp32 = (h & 0x8000) << 16 | (h & 0x7FFF) << 13
     else:
         fp32 = ff.dst16_bf16_to_bits(raw) << 16
-    value, exp = acc_from_fp32(fp32)
-    return value, exp, np.sign(value)
+    v, p = acc_from_fp32(fp32)
+    return np.stack([v, np.sign(v) * p, p], axis=-1)
 
 
 def acc_from_dst32(hi, lo):
     """Dst32b storage halves (uint16 arrays) as the adder's Dst input."""
-    value, exp, unit = _storage_tables(False)
-    return value[hi] + lo * unit[hi], exp[hi]
+    t = _storage_table(False)[hi]
+    return t[..., 0] + lo * t[..., 1], t[..., 2]
 
 
 def acc_from_dst16(raw, fp16: bool):
     """Dst16b storage (BF16 or FP16 layout) as the adder's Dst input."""
-    value, exp, _ = _storage_tables(fp16)
-    return value[raw], exp[raw]
+    t = _storage_table(fp16)[raw]
+    return t[..., 0], t[..., 2]
 
 
 # --- the Dst adder ---
 
-def _dst_adder(acc, terms, scale, term_top, wide: bool, exp8: bool, grouped: bool = False) -> np.ndarray:
-    """The Dst value ``acc`` (None: +0) plus ``terms``: a term worth terms * 2**scale * 2**13 in units of
-    2**(top - 23), where top is the largest of ``term_top`` and the Dst exponent (the last axis holds the
-    terms when ``grouped``). Every addend is aligned to top and rounded to nearest, the terms' ties towards
+def _dst_adder(acc, w, top_p, wide: bool, exp8: bool, grouped: bool = False, zero_top: bool = False):
+    """The Dst value ``acc`` (None: +0) plus terms ``w`` (the first axis when ``grouped``): each a signed
+    magnitude with its hidden bit at bit 10 times 2**exponent. All align to top, the largest exponent of
+    the terms (``top_p`` = 2**that) and the Dst value, rounding to nearest, the terms' ties towards
     +infinity and the Dst value's away from zero; a 16-bit Dst also rounds each to a multiple of 2**13.
-    The sum is normalised and rounded half-up in magnitude to the Dst format."""
-    top = np.maximum(term_top, 0 if acc is None else acc[1])
-    to_top = scale - (top[..., None] if grouped else top)
-    if wide:
-        aligned = np.floor(np.ldexp(terms, to_top + 13) + 0.5)
-    else:                                        # in multiples of 2**13
-        aligned = np.floor(np.ldexp(terms, to_top) + NARROW_HALF)
-    total = aligned.sum(axis=-1) if grouped else aligned
+    The sum is normalised and rounded half-up in magnitude to the Dst format (+0 where top <= 0 when
+    ``zero_top``; callers whose terms are all zero there leave it off)."""
+    pt = np.maximum(top_p, 1.0 if acc is None else acc[1])           # 2**top
+    if wide:                                     # units of 2**(top - 23)
+        total = np.floor(w / (pt * 2.0 ** -13) + 0.5)
+    else:                                        # units of 2**(top - 10)
+        total = np.floor(w / pt + NARROW_HALF)
+    if grouped:
+        total = total.sum(axis=0)
     if acc is not None:
-        value, exp = acc
-        y = np.ldexp(value, exp - top - (0 if wide else 13))
+        y = acc[0] / (pt if wide else pt * 2.0 ** 13)
         total = total + np.trunc(y + np.copysign(0.5 if wide else NARROW_HALF, y))
-    return _normalise(total, top, wide, exp8)
+    result = _normalise(total * (pt * 2.0 ** (-23 if wide else -10)), wide, exp8)
+    return result * (pt > 1.0) if zero_top else result
 
 
-def _normalise(total, top, wide: bool, exp8: bool) -> np.ndarray:
-    """The sum ``total`` (units of 2**(top - 23), or of 2**(top - 10) for a 16-bit Dst) as an FP32-layout
-    pattern. As a float64 its exponent is the result's; adding half the last kept bit to the float64 bits
-    rounds half-up in magnitude (a carry bumps the exponent); the bits kept then give the pattern.
-    Exact cancellation, underflow and top <= 0 give +0; overflow infinity or the largest FP16."""
+def _normalise(f, wide: bool, exp8: bool) -> np.ndarray:
+    """A sum ``f`` (float64, exact) as an FP32-layout pattern: its float64 exponent is the result's; adding
+    half the last kept bit to the float64 bits rounds half-up in magnitude (a carry bumps the exponent) and
+    the bits kept give the pattern. Exact cancellation and underflow give +0, overflow infinity or the
+    largest FP16."""
     keep = 24 if wide else (8 if exp8 else 11)
-    r = np.ldexp(total, top - (23 if wide else 10)).view(np.int64) + (1 << (52 - keep))
-    q = (r >> 29) & (0x7FF << 23 | (0x7FFFFF >> (24 - keep)) << (24 - keep))   # biased exponent | mantissa
-    sign = (r >> 32) & 0x80000000
-    if wide or exp8:
-        result = np.where(q >= (1023 + 255) << 23, sign | INF, (q - (1023 << 23)) | sign)
-    else:
-        result = np.where(q >= (1023 + 32) << 23, sign | FP16_TOP, (q - (1023 << 23)) | sign)
-    return np.where((q < 1024 << 23) | (top <= 0), 0, result)
+    r = f.view(np.int64) + (1 << (52 - keep))
+    kept = 0x7FF << 23 | (0x7FFFFF >> (24 - keep)) << (24 - keep)       # float64 exponent | mantissa kept
+    pattern = np.minimum(((r >> 29) & kept) - (1023 << 23), INF if wide or exp8 else FP16_TOP)
+    return (pattern | (r >> 32) & 0x80000000) * (pattern >= HIDDEN)
 
 
 # --- the three operations ---
 
 def dot16_factors(fa, xa, fb, xb, acc, wide: bool, exp8: bool, bias: int) -> np.ndarray:
-    """MVMUL outputs from operand factors (product_factors) whose shapes broadcast, with 16 as the last
-    axis k: acc + sum over k of b[k] * a[k], in two groups of eight products.
+    """MVMUL outputs from operand factors (product_factors, the bias on one side) whose shapes broadcast,
+    with 16 as the first axis k: acc + sum over k of b[k] * a[k], in two groups of eight products.
 
     Each product is a signed fidelity-bit product; a zero product (either operand's exponent zero) carries
     exponent max(bias, 0) into its group's maximum. Products align to that maximum, rounding half-up in
     magnitude, and each group's sum enters the Dst adder with exponent its maximum (none when that is <= 0)."""
-    x = xa * xb                                  # 2**(exponent sum), 0 for a zero product
-    grouped = x.shape[:-1] + (2, 8)
-    g = np.maximum(x.reshape(grouped).max(axis=-1), 2.0 ** (max(bias, 0) - bias))   # 2**(maximum - bias)
-    y = (fa * fb).reshape(grouped) / g[..., None]
-    total = np.trunc(y + np.copysign(0.5, y)).sum(axis=-1)
-    top = np.frexp(g)[1] + (bias - 1)
-    return _dst_adder(acc, total * (top > 0), top, top.max(axis=-1), wide, exp8, grouped=True)
+    x = xa * xb                                  # 2**product exponent, 0 for a zero product
+    grouped = (2, 8) + x.shape[1:]
+    g = np.maximum(x.reshape(grouped).max(axis=1), 2.0 ** max(bias, 0))    # 2**group maximum
+    y = (fa * fb).reshape(grouped) / g[:, None]
+    total = np.trunc(y + np.copysign(0.5, y)).sum(axis=1)
+    return _dst_adder(acc, total * (g * (g > 1.0)), g.max(axis=0), wide, exp8, grouped=True)
 
 
-def mul_factors(fa, xa, fb, xb, acc, wide: bool, phase: int, exp8: bool) -> np.ndarray:
-    """ELWMUL outputs from operand factors: acc + a * b (a product whose exponent is <= 0 is zero and,
-    like a zero product, carries exponent max(bias, 0))."""
-    bias = product_bias(wide, phase, exp8)
+def mul_factors(fa, xa, fb, xb, acc, wide: bool, exp8: bool, bias: int) -> np.ndarray:
+    """ELWMUL outputs from operand factors (product_factors, the bias on one side): acc + a * b (a product
+    whose exponent is <= 0 is zero and, like a zero product, carries exponent max(bias, 0))."""
     x = xa * xb
-    top = np.frexp(np.maximum(x, 2.0 ** (max(bias, 0) - bias)))[1] + (bias - 1)
-    return _dst_adder(acc, fa * fb * (x > 2.0 ** -bias), bias, top, wide, exp8)
+    return _dst_adder(acc, fa * fb * (x > 1.0), np.maximum(x, 2.0 ** max(bias, 0)), wide, exp8)
 
 
-def add_operands(sa, ea, sb, eb, acc, wide: bool, exp8: bool) -> np.ndarray:
+def add_operands(sa, pa, sb, pb, acc, wide: bool, exp8: bool) -> np.ndarray:
     """ELWADD outputs from adder operands: acc + a + b. Both align to the larger exponent, rounding half-up
     in magnitude (only the smaller one moves), and their sum enters the Dst adder with that exponent."""
-    e = np.maximum(ea, eb)
-    ya, yb = np.ldexp(sa, ea - e), np.ldexp(sb, eb - e)
+    p = np.maximum(pa, pb)
+    ya, yb = sa / p, sb / p
     value = np.trunc(ya + np.copysign(0.5, ya)) + np.trunc(yb + np.copysign(0.5, yb))
     if wide and not exp8:
-        e = np.where(e != 0, e + 112, 97)
-    return _dst_adder(acc, value, e, e, wide, exp8)
+        p = np.where(p != 1.0, p * 2.0 ** 112, 2.0 ** 97)
+    return _dst_adder(acc, value * p, p, wide, exp8, zero_top=True)
 
 
 # --- the same on SrcDatum fields and FP32-layout Dst values (arrays or scalars) ---
 
 def dot16(a: SrcDatum, b: SrcDatum, acc, wide: bool, phase: int, exp8: bool, bias: int) -> np.ndarray:
-    """dot16_factors of fields already reduced to their format."""
-    fa, xa = product_factors(_cells(a), ff.TF32, phase, side_b=False)
-    fb, xb = product_factors(_cells(b), ff.TF32, phase, side_b=True)
+    """dot16_factors of fields already reduced to their format, with k as their last axis."""
+    fa, xa = product_factors(np.moveaxis(_cells(a), -1, 0), ff.TF32, phase, side_b=False, bias=bias)
+    fb, xb = product_factors(np.moveaxis(_cells(b), -1, 0), ff.TF32, phase, side_b=True)
     return dot16_factors(fa, xa, fb, xb, acc_from_fp32(acc), wide, exp8, bias)
 
 
 def mul(a: SrcDatum, b: SrcDatum, a_zero, b_zero, acc, wide: bool, phase: int, exp8: bool) -> np.ndarray:
     """mul_factors; an operand reads as zero where its ``*_zero`` is set."""
-    fa, xa = product_factors(_cells(a), ff.TF32, phase, side_b=False, flush=False)
+    bias = product_bias(wide, phase, exp8)
+    fa, xa = product_factors(_cells(a), ff.TF32, phase, side_b=False, flush=False, bias=bias)
     fb, xb = product_factors(_cells(b), ff.TF32, phase, side_b=True, flush=False)
     ka, kb = ~np.asarray(a_zero), ~np.asarray(b_zero)
-    return mul_factors(fa * ka, xa * ka, fb * kb, xb * kb, acc_from_fp32(acc), wide, phase, exp8)
+    return mul_factors(fa * ka, xa * ka, fb * kb, xb * kb, acc_from_fp32(acc), wide, exp8, bias)
 
 
 def add(a: SrcDatum, b: SrcDatum, a_zero, b_zero, acc, wide: bool, exp8: bool) -> np.ndarray:
     """add_operands; an operand reads as zero where its ``*_zero`` is set, and otherwise has its hidden bit
     unless no sign, exponent or mantissa bit is set."""
-    sa, ea = adder_operand(_cells(a), ff.TF32, flush=False)
-    sb, eb = adder_operand(_cells(b), ff.TF32, flush=False)
+    sa, pa = adder_operand(_cells(a), ff.TF32, flush=False)
+    sb, pb = adder_operand(_cells(b), ff.TF32, flush=False)
     ka, kb = ~np.asarray(a_zero), ~np.asarray(b_zero)
-    return add_operands(sa * ka, ea * ka, sb * kb, eb * kb, acc_from_fp32(acc), wide, exp8)
+    return add_operands(sa * ka, np.where(ka, pa, 1.0), sb * kb, np.where(kb, pb, 1.0), acc_from_fp32(acc),
+                        wide, exp8)
 
 
 # --- integer "8" datapath: Dst holds sign-magnitude INT32 ---

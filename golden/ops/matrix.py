@@ -122,6 +122,28 @@ def _check_config(cfg, tc, name: str) -> None:
                           "Dst.md applies them")
 
 
+def _configured(cfg, tc, name: str, a_bank, b_bank, ok_a: frozenset, ok_b: frozenset, ok_b_int8: frozenset,
+                allow_int8: bool) -> tuple:
+    """What the configuration (and the banks' implied formats) alone decide, refusals first: (fmt_a, fmt_b,
+    style, dst32, flush_b, Dst row offset, fidelity phase base)."""
+    _check_config(cfg, tc, name)
+    int8 = _get(cfg, _C["ALU_ACC_CTRL_INT8_math_enabled"]) == 1
+    _refuse(int8 and not allow_int8, f"{name} with INT8 math: ttsim refuses")
+    fmt_a, fmt_b = _src_format(cfg, tc, "A", a_bank), _src_format(cfg, tc, "B", b_bank)
+    style = _styles(name, fmt_a, fmt_b, int8, ok_a, ok_b, ok_b_int8)
+    return (fmt_a, fmt_b, style, int8 or _get(cfg, _C["ALU_ACC_CTRL_Fp32_enabled"]) == 1,
+            _get(cfg, _C["ALU_ACC_CTRL_Zero_Flag_disabled_src"]) == 0,
+            _get(cfg, _C["DEST_REGW_BASE_Base"]) + _get(tc, _T["DEST_TARGET_REG_CFG_MATH_Offset"]),
+            _get(tc, _T["FIDELITY_BASE_Phase"]))
+
+
+# _configured results by everything they read: the Config and ThreadConfig words of the fields above, the
+# implied formats and the instruction's accepted formats (configurations it refuses are not kept)
+_CFG_WORDS = tuple(sorted({f.index for f in _C.values()}))
+_TC_WORDS = tuple(sorted({f.index for f in _T.values()}))
+_CONFIGURED: dict[tuple, tuple] = {}
+
+
 def resolve(m, t, name: str, dst_field: int, *, a_align: int, dst_align: int, dst_wraps: bool,
             ok_a: frozenset, ok_b: frozenset, ok_b_int8: frozenset = frozenset({ff.INT8}),
             allow_int8: bool = True) -> Setup:
@@ -129,13 +151,17 @@ def resolve(m, t, name: str, dst_field: int, *, a_align: int, dst_align: int, ds
     _wait_for_banks(m)
     tc = m.s.thread_config[t]
     cfg = m.s.config[_get(tc, _STATE)]
-    _check_config(cfg, tc, name)
     sa, sb = m.s.srca, m.s.srcb
     a_bank, b_bank = sa.banks[sa.matrix_bank], sb.banks[sb.matrix_bank]
-    int8 = _get(cfg, _C["ALU_ACC_CTRL_INT8_math_enabled"]) == 1
-    _refuse(int8 and not allow_int8, f"{name} with INT8 math: ttsim refuses")
-    fmt_a, fmt_b = _src_format(cfg, tc, "A", a_bank), _src_format(cfg, tc, "B", b_bank)
-    style = _styles(name, fmt_a, fmt_b, int8, ok_a, ok_b, ok_b_int8)
+    key = (name, a_bank.implied_format, b_bank.implied_format, ok_a, ok_b, ok_b_int8, allow_int8,
+           *[cfg[i] for i in _CFG_WORDS], *[tc[i] for i in _TC_WORDS])
+    configured = _CONFIGURED.get(key)
+    if configured is None:
+        configured = _configured(cfg, tc, name, a_bank, b_bank, ok_a, ok_b, ok_b_int8, allow_int8)
+        if len(_CONFIGURED) >= 4096:
+            _CONFIGURED.clear()
+        _CONFIGURED[key] = configured
+    fmt_a, fmt_b, style, dst32, flush_b, dst_offset, phase_base = configured
 
     rwc = m.s.rwc[t]
     a_row, b_row = rwc.srca, rwc.srcb
@@ -144,7 +170,7 @@ def resolve(m, t, name: str, dst_field: int, *, a_align: int, dst_align: int, ds
             " (delta #5: the ISA page masks with 0x38; ttsim requires 16-row alignment)" if a_align == 16 else ""))
     if b_row % 8 != 0:
         raise NotModelled(f"{name} SrcB row {b_row} not a multiple of 8: ttsim refuses")
-    dst_row = rwc.dst + _get(cfg, _C["DEST_REGW_BASE_Base"]) + dst_field + _get(tc, _T["DEST_TARGET_REG_CFG_MATH_Offset"])
+    dst_row = rwc.dst + dst_offset + dst_field
     if dst_wraps:
         dst_row &= DEST_ROWS - 1
     elif dst_row >= DEST_ROWS:
@@ -152,9 +178,7 @@ def resolve(m, t, name: str, dst_field: int, *, a_align: int, dst_align: int, ds
     if dst_row % dst_align != 0:
         raise NotModelled(f"{name} Dst row {dst_row} not a multiple of {dst_align}: the ISA page aligns down, "
                           "ttsim refuses")
-    phase = (rwc.fidelity + _get(tc, _T["FIDELITY_BASE_Phase"])) & 3
-    dst32 = int8 or _get(cfg, _C["ALU_ACC_CTRL_Fp32_enabled"]) == 1
-    flush_b = _get(cfg, _C["ALU_ACC_CTRL_Zero_Flag_disabled_src"]) == 0
+    phase = (rwc.fidelity + phase_base) & 3
     if m.matrix_trace is not None:
         m.matrix_trace.append((name, fmt_a, fmt_b, 32 if dst32 else 16, phase))
     return Setup(a_bank, b_bank, a_row, b_row, dst_row, phase, fmt_a, fmt_b, style, dst32, flush_b)
@@ -228,10 +252,10 @@ def _matmul(m, t, f, name: str, n_rows: int, addr_mode: int) -> None:
         commit = _committer(view, s, s.dst_row, ff.int_to_dst32(fm.saturate(acc + vb @ va)))
     else:
         exp8 = s.style != ff.STYLE_FP16
-        fa, xa = fm.product_factors(a_cells.T, s.fmt_a, s.phase, side_b=False)     # [col, k]
-        fb, xb = fm.product_factors(b_cells[:, None, :], s.fmt_b, s.phase, side_b=True)   # [row, 1, k]
-        out = fm.dot16_factors(fa, xa, fb, xb, _read_acc(view, s, s.dst_row, n_rows), s.dst32, exp8,
-                               fm.product_bias(s.dst32, s.phase, exp8))
+        bias = fm.product_bias(s.dst32, s.phase, exp8)
+        fa, xa = fm.product_factors(a_cells[:, None, :], s.fmt_a, s.phase, side_b=False, bias=bias)  # [k, 1, col]
+        fb, xb = fm.product_factors(b_cells.T[:, :, None], s.fmt_b, s.phase, side_b=True)            # [k, row, 1]
+        out = fm.dot16_factors(fa, xa, fb, xb, _read_acc(view, s, s.dst_row, n_rows), s.dst32, exp8, bias)
         commit = _fp_committer(view, s, s.dst_row, out)
     finish(m, t, addr_mode, f.clear_dvalid, commit)
 
@@ -290,9 +314,10 @@ def _elementwise(m, t, f, name: str) -> None:
         exp8 = s.style != ff.STYLE_FP16
         acc = _read_acc(view, s, s.dst_row, 8) if accumulate else None
         if is_mul:
-            fa, xa = fm.product_factors(a_cells, s.fmt_a, s.phase, side_b=False)
+            bias = fm.product_bias(s.dst32, s.phase, exp8)
+            fa, xa = fm.product_factors(a_cells, s.fmt_a, s.phase, side_b=False, bias=bias)
             fb, xb = fm.product_factors(b_cells, s.fmt_b, s.phase, side_b=True, flush=s.flush_b)
-            out = fm.mul_factors(fa, xa, fb, xb, acc, s.dst32, s.phase, exp8)
+            out = fm.mul_factors(fa, xa, fb, xb, acc, s.dst32, exp8, bias)
         else:
             if not s.flush_b:
                 exp_a, _ = ff.read_masks(s.fmt_a)
@@ -331,8 +356,9 @@ MINUS_INF_16 = 0xFFFF
 
 
 def _max_key(bits: np.ndarray) -> np.ndarray:
-    """Total order of sign-magnitude 32-bit patterns (-0 below +0)."""
-    return np.where(bits >> 31 == 1, -1 - (bits & 0x7FFFFFFF), bits)
+    """Total order of sign-magnitude 32-bit patterns (uint32; -0 below +0) as int32 keys; its own inverse."""
+    x = bits.view(np.int32)
+    return (x ^ ((x >> 31) & 0x7FFFFFFF)).view(np.uint32)
 
 
 @semantics("GMPOOL")
@@ -346,15 +372,20 @@ def gmpool(m, t, f) -> None:
     _refuse(bool((s.b_bank.rows[s.b_row] != ONE).any()), "GMPOOL with a SrcB scaling row other than 1.0: ttsim refuses")
     view = DstView(m, t)
     if s.dst32:
-        best = ff.dst32_to_fp32(view.read32_or(s.dst_row, 1, MINUS_INF_32).astype(np.int64)) & 0xFFFFE000
+        best = ff.dst32_to_fp32(view.read32_or(s.dst_row, 1, MINUS_INF_32)) & 0xFFFFE000
     else:
-        best = ff.dst16_bf16_to_bits(view.read16_or(s.dst_row, 1, MINUS_INF_16).astype(np.int64)) << 16
-    v = ff.src_to_fp32(s.a_bank.rows[s.a_row:s.a_row + 16].astype(np.int64))
-    if s.fmt_a != ff.TF32:
-        v &= 0xFFFF0000
-    v = np.where(v & 0x7F800000 != 0, v, 0)
-    column_max = v[np.argmax(_max_key(v), axis=0), np.arange(16)]
-    best = np.where(_max_key(column_max) > _max_key(best), column_max, best)
-    raw = np.zeros((4, 16), dtype=np.int64)
-    raw[0] = ff.fp32_to_dst32(best) if s.dst32 else ff.bits_to_dst16_bf16(best >> 16)
-    finish(m, t, f.pool_addr_mode, f.clear_dvalid, _committer(view, s, s.dst_row, raw))
+        best = ff.dst16_bf16_to_bits(view.read16_or(s.dst_row, 1, MINUS_INF_16).astype(np.uint32)) << 16
+    cells = s.a_bank.rows[s.a_row:s.a_row + 16]          # as FP32 patterns, BF16 unless TF32; exponent 0: +0
+    exp = cells & 0xFF
+    v = ((cells & ff.SRC_SIGN) << 13 | exp << 23 | (cells & (0x3FF00 if s.fmt_a == ff.TF32 else 0x3F800)) << 5)
+    column_max = (_max_key(v * (exp != 0))).view(np.int32).max(axis=0)
+    best = _max_key(np.maximum(column_max, _max_key(best.astype(np.uint32)).view(np.int32)).view(np.uint32))
+    if s.dst32:
+        hi, lo = np.zeros((4, 16), dtype=np.uint16), np.zeros((4, 16), dtype=np.uint16)
+        hi[0], lo[0] = ff.bf16_storage_table()[best >> 16], best & 0xFFFF
+        commit = lambda: view.write32_halves(s.dst_row, hi, lo, 4)     # noqa: E731
+    else:
+        raw = np.zeros((4, 16), dtype=np.uint16)
+        raw[0] = ff.bf16_storage_table()[best >> 16]
+        commit = lambda: view.write16(s.dst_row, raw, 4)               # noqa: E731
+    finish(m, t, f.pool_addr_mode, f.clear_dvalid, commit)
