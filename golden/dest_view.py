@@ -149,17 +149,17 @@ class DstView:
         cells = (self.bits[p].astype(np.uint32) << 16) | self.bits[_shifted(p, LO_OFFSET)]
         return _or_identity(cells, self.valid[p], identity)
 
-    def read32_halves_or0(self, r: int, n: int = 1) -> tuple[np.ndarray, np.ndarray]:
-        """read32_or with identity 0, as the (high, low) 16-bit halves of the cells."""
+    def read32_halves_or(self, r: int, n: int = 1, identity: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """read32_or as the (high, low) 16-bit halves of the cells."""
         p = self.sel32(r, n)
         hi, lo, valid = self.bits[p], self.bits[_shifted(p, LO_OFFSET)], self.valid[p]
-        if valid.all():
+        if np.count_nonzero(valid) == valid.size:
             return hi, lo
-        return _or_identity(hi, valid, 0), _or_identity(lo, valid, 0)
+        return _or_identity(hi, valid, identity >> 16), _or_identity(lo, valid, identity & 0xFFFF)
 
 
 def _or_identity(cells: np.ndarray, valid, identity: int) -> np.ndarray:
     """cells, with rows whose valid bit is clear replaced by the identity element."""
-    if valid.all():
+    if np.count_nonzero(valid) == valid.size:
         return cells
     return np.where(valid[..., None], cells, cells.dtype.type(identity))

@@ -110,6 +110,12 @@ def bf16_storage_table() -> np.ndarray:
     return bits_to_dst16_bf16(np.arange(1 << 16, dtype=np.int64)).astype(np.uint16)
 
 
+@cache
+def bf16_bits_table() -> np.ndarray:
+    """dst16_bf16_to_bits of every 16-bit storage pattern (uint32)."""
+    return dst16_bf16_to_bits(np.arange(1 << 16, dtype=np.int64)).astype(np.uint32)
+
+
 def dst32_to_fp32(raw: int) -> int:
     """Dst32b storage (hi16 << 16 | lo16) to an FP32 (or sign-magnitude INT32) bit pattern."""
     return dst16_bf16_to_bits(raw >> 16) << 16 | (raw & 0xFFFF)

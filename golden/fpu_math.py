@@ -70,10 +70,18 @@ def _pow2(exp_bits: int, flush: bool, bias: int = 0) -> np.ndarray:
 
 
 @cache
-def _signed_fidelity(side_b: bool, phase: int, man_bits: int) -> np.ndarray:
+def _signed_fidelity(side_b: bool, phase: int, man_bits: int, nudged: bool) -> np.ndarray:
     man = _SIGN_MAN & man_bits
-    bits = fidelity_b(man, phase) if side_b else fidelity_a(man, phase)
-    return np.where(_SIGN_MAN >> 10 == 1, -bits, bits).astype(np.float64)
+    bits = (fidelity_b(man, phase) if side_b else fidelity_a(man, phase)).astype(np.float64)
+    return np.where(_SIGN_MAN >> 10 == 1, -bits * (1 + NUDGE if nudged else 1), bits)
+
+
+# dot16 reads negative factors NUDGE larger in magnitude, so that floor(y + 1/2) rounds its aligned products y
+# half-up in magnitude: a negative product's exact tie now lies just below the tie and rounds down, a positive
+# product is exact or (negative times negative) a little larger, which moves no positive rounding; the nudge
+# (under 2**-28 of a unit for the products that can round to nonzero) moves nothing else, and every product
+# stays exact in float64 apart from that harmless upward error.
+NUDGE = 2.0 ** -40
 
 
 @cache
@@ -82,12 +90,14 @@ def _signed_magnitude(man_bits: int) -> np.ndarray:
     return np.where(_SIGN_MAN >> 10 == 1, -full, full)
 
 
-def product_factors(cells, fmt: int, phase: int, side_b: bool, flush: bool = True, bias: int = 0):
+def product_factors(cells, fmt: int, phase: int, side_b: bool, flush: bool = True, bias: int = 0,
+                    nudged: bool = False):
     """Src cells read as ``fmt`` at a multiplier input (SrcA, or SrcB when ``side_b``): (F, X) with
-    X = 2**(exponent + bias) (0 for a zero operand) and F = X * the signed fidelity bits of the phase."""
+    X = 2**(exponent + bias) (0 for a zero operand) and F = X * the signed fidelity bits of the phase
+    (negative ones times 1 + NUDGE when ``nudged``, for dot16_factors)."""
     exp_bits, man_bits = ff.read_masks(fmt)
     x = _pow2(exp_bits, flush, bias)[cells & 0xFF]
-    return _signed_fidelity(side_b, phase & (2 if side_b else 1), man_bits)[cells >> 8] * x, x
+    return _signed_fidelity(side_b, phase & (2 if side_b else 1), man_bits, nudged)[cells >> 8] * x, x
 
 
 def adder_operand(cells, fmt: int, flush: bool = True):
@@ -96,9 +106,18 @@ def adder_operand(cells, fmt: int, flush: bool = True):
     ``flush``; otherwise only a cell with no sign, exponent or mantissa bit set, the others keeping their
     hidden bit (so -0 reads as -1 x 2**(0 - bias))."""
     exp_bits, man_bits = ff.read_masks(fmt)
+    if flush:
+        sp = _flushed_pow2(exp_bits)[cells & 0xFF]
+        return _signed_magnitude(man_bits)[cells >> 8] * sp[..., 0], sp[..., 1]
     p = _pow2(exp_bits, False)[cells & 0xFF]
-    read = (cells & (exp_bits if flush else ff.SRC_SIGN | man_bits << 8 | exp_bits)) != 0
+    read = (cells & (ff.SRC_SIGN | man_bits << 8 | exp_bits)) != 0
     return _signed_magnitude(man_bits)[cells >> 8] * p * read, p
+
+
+@cache
+def _flushed_pow2(exp_bits: int) -> np.ndarray:
+    """By exponent field: (S's factor, P) of adder_operand when zero exponents read as zero."""
+    return np.stack([_pow2(exp_bits, True), _pow2(exp_bits, False)], axis=-1)
 
 
 def _cells(d: SrcDatum):
@@ -147,9 +166,9 @@ def acc_from_dst16(raw, fp16: bool):
 # --- the Dst adder ---
 
 def _dst_adder(acc, w, top_p, wide: bool, exp8: bool, grouped: bool = False, zero_top: bool = False):
-    """The Dst value ``acc`` (None: +0) plus terms ``w`` (the first axis when ``grouped``): each a signed
-    magnitude with its hidden bit at bit 10 times 2**exponent. All align to top, the largest exponent of
-    the terms (``top_p`` = 2**that) and the Dst value, rounding to nearest, the terms' ties towards
+    """The Dst value ``acc`` (None: +0) plus terms ``w`` (two, on the first axis, when ``grouped``): each a
+    signed magnitude with its hidden bit at bit 10 times 2**exponent. All align to top, the largest exponent
+    of the terms (``top_p`` = 2**that) and the Dst value, rounding to nearest, the terms' ties towards
     +infinity and the Dst value's away from zero; a 16-bit Dst also rounds each to a multiple of 2**13.
     The sum is normalised and rounded half-up in magnitude to the Dst format (+0 where top <= 0 when
     ``zero_top``; callers whose terms are all zero there leave it off)."""
@@ -159,41 +178,48 @@ def _dst_adder(acc, w, top_p, wide: bool, exp8: bool, grouped: bool = False, zer
     else:                                        # units of 2**(top - 10)
         total = np.floor(w / pt + NARROW_HALF)
     if grouped:
-        total = total.sum(axis=0)
+        total = total[0] + total[1]
     if acc is not None:
         y = acc[0] / (pt if wide else pt * 2.0 ** 13)
         total = total + np.trunc(y + np.copysign(0.5 if wide else NARROW_HALF, y))
-    result = _normalise(total * (pt * 2.0 ** (-23 if wide else -10)), wide, exp8)
+    result = _normalise(total, pt, -23 if wide else -10, wide, exp8)
     return result * (pt > 1.0) if zero_top else result
 
 
-def _normalise(f, wide: bool, exp8: bool) -> np.ndarray:
-    """A sum ``f`` (float64, exact) as an FP32-layout pattern: its float64 exponent is the result's; adding
-    half the last kept bit to the float64 bits rounds half-up in magnitude (a carry bumps the exponent) and
-    the bits kept give the pattern. Exact cancellation and underflow give +0, overflow infinity or the
-    largest FP16."""
+def _normalise(total, pt, unit: int, wide: bool, exp8: bool) -> np.ndarray:
+    """The sum ``total`` (float64, exact) in units of ``pt`` * 2**``unit`` as an FP32-layout pattern, rounded
+    half-up in magnitude to the Dst format's significant bits by adding half the last kept bit to the
+    float64's bits (a carry bumps the exponent) and clearing the bits below. Exact cancellation and
+    underflow give +0, overflow infinity or the largest FP16."""
     keep = 24 if wide else (8 if exp8 else 11)
-    r = f.view(np.int64) + (1 << (52 - keep))
-    kept = 0x7FF << 23 | (0x7FFFFF >> (24 - keep)) << (24 - keep)       # float64 exponent | mantissa kept
-    pattern = np.minimum(((r >> 29) & kept) - (1023 << 23), INF if wide or exp8 else FP16_TOP)
+    if wide or exp8:        # the value scaled by 2**-127 is float32's, exactly: its bits are the pattern
+        r = ((total * (pt * 2.0 ** (unit - 127))).view(np.int64) + (1 << (52 - keep))) & -(1 << (53 - keep))
+        f = r.view(np.float64)
+        with np.errstate(over="ignore"):        # 2**128 and up: infinity
+            pattern = f.astype(np.float32).view(np.uint32)
+        return pattern * (np.abs(f) >= 2.0 ** -126)       # exponent <= 0: +0
+    r = (total * (pt * 2.0 ** unit)).view(np.int64) + (1 << (52 - keep))
+    pattern = np.minimum(((r >> 29) & (0x7FF << 23 | 0x7FE000)) - (1023 << 23), FP16_TOP)
     return (pattern | (r >> 32) & 0x80000000) * (pattern >= HIDDEN)
 
 
 # --- the three operations ---
 
 def dot16_factors(fa, xa, fb, xb, acc, wide: bool, exp8: bool, bias: int) -> np.ndarray:
-    """MVMUL outputs from operand factors (product_factors, the bias on one side) whose shapes broadcast,
-    with 16 as the first axis k: acc + sum over k of b[k] * a[k], in two groups of eight products.
+    """MVMUL outputs from nudged operand factors (product_factors, the bias on one side) whose shapes
+    broadcast, with 16 as the first axis k: acc + sum over k of b[k] * a[k], in two groups of eight products.
 
     Each product is a signed fidelity-bit product; a zero product (either operand's exponent zero) carries
     exponent max(bias, 0) into its group's maximum. Products align to that maximum, rounding half-up in
     magnitude, and each group's sum enters the Dst adder with exponent its maximum (none when that is <= 0)."""
     x = xa * xb                                  # 2**product exponent, 0 for a zero product
     grouped = (2, 8) + x.shape[1:]
-    g = np.maximum(x.reshape(grouped).max(axis=1), 2.0 ** max(bias, 0))    # 2**group maximum
-    y = (fa * fb).reshape(grouped) / g[:, None]
-    total = np.trunc(y + np.copysign(0.5, y)).sum(axis=1)
-    return _dst_adder(acc, total * (g * (g > 1.0)), g.max(axis=0), wide, exp8, grouped=True)
+    g = np.maximum(np.maximum.reduce(x.reshape(grouped), axis=1), 2.0 ** max(bias, 0))    # 2**group maximum
+    y = np.multiply(fa, fb, out=x).reshape(grouped)
+    y /= g[:, None]
+    y += 0.5
+    total = np.add.reduce(np.floor(y, out=y), axis=1)      # half-up in magnitude (NUDGE)
+    return _dst_adder(acc, total * (g * (g > 1.0)), np.maximum(g[0], g[1]), wide, exp8, grouped=True)
 
 
 def mul_factors(fa, xa, fb, xb, acc, wide: bool, exp8: bool, bias: int) -> np.ndarray:
@@ -203,23 +229,24 @@ def mul_factors(fa, xa, fb, xb, acc, wide: bool, exp8: bool, bias: int) -> np.nd
     return _dst_adder(acc, fa * fb * (x > 1.0), np.maximum(x, 2.0 ** max(bias, 0)), wide, exp8)
 
 
-def add_operands(sa, pa, sb, pb, acc, wide: bool, exp8: bool) -> np.ndarray:
+def add_operands(sa, pa, sb, pb, acc, wide: bool, exp8: bool, flushed: bool = False) -> np.ndarray:
     """ELWADD outputs from adder operands: acc + a + b. Both align to the larger exponent, rounding half-up
-    in magnitude (only the smaller one moves), and their sum enters the Dst adder with that exponent."""
+    in magnitude (only the smaller one moves), and their sum enters the Dst adder with that exponent.
+    ``flushed``: every operand with a zero exponent is zero (so a result with top <= 0 is +0 anyway)."""
     p = np.maximum(pa, pb)
     ya, yb = sa / p, sb / p
     value = np.trunc(ya + np.copysign(0.5, ya)) + np.trunc(yb + np.copysign(0.5, yb))
     if wide and not exp8:
         p = np.where(p != 1.0, p * 2.0 ** 112, 2.0 ** 97)
-    return _dst_adder(acc, value * p, p, wide, exp8, zero_top=True)
+    return _dst_adder(acc, value * p, p, wide, exp8, zero_top=not flushed)
 
 
 # --- the same on SrcDatum fields and FP32-layout Dst values (arrays or scalars) ---
 
 def dot16(a: SrcDatum, b: SrcDatum, acc, wide: bool, phase: int, exp8: bool, bias: int) -> np.ndarray:
     """dot16_factors of fields already reduced to their format, with k as their last axis."""
-    fa, xa = product_factors(np.moveaxis(_cells(a), -1, 0), ff.TF32, phase, side_b=False, bias=bias)
-    fb, xb = product_factors(np.moveaxis(_cells(b), -1, 0), ff.TF32, phase, side_b=True)
+    fa, xa = product_factors(np.moveaxis(_cells(a), -1, 0), ff.TF32, phase, side_b=False, bias=bias, nudged=True)
+    fb, xb = product_factors(np.moveaxis(_cells(b), -1, 0), ff.TF32, phase, side_b=True, nudged=True)
     return dot16_factors(fa, xa, fb, xb, acc_from_fp32(acc), wide, exp8, bias)
 
 

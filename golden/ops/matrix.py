@@ -54,7 +54,8 @@ def _check_encoding(name: str, addr_mode: int, dst: int, dst_align: int, mod: in
     if addr_mode > 7 or dst > 0x3FF or mod >> mod_bits:
         raise UndefinedBehaviour(f"{name} addr_mode={addr_mode} dst={dst:#x} instr_mod19={mod}: bits ttsim rejects "
                                  "as invalid opcode bits (AddrMod is 3 bits, delta #1; dst is 10 bits)")
-    _refuse(dst % dst_align != 0, f"{name} dst={dst} not a multiple of {dst_align}: ttsim refuses")
+    if dst % dst_align != 0:
+        raise NotModelled(f"{name} dst={dst} not a multiple of {dst_align}: ttsim refuses")
 
 
 def _wait_for_banks(m) -> None:
@@ -207,7 +208,7 @@ def finish(m, t, addr_mode: int, clear: int, commit=None) -> None:
 def _read_acc(view: DstView, s: Setup, first: int, n: int):
     """Dst rows as the adder's Dst input (fpu_math.acc_from_*)."""
     if s.dst32:
-        return fm.acc_from_dst32(*view.read32_halves_or0(first, n))
+        return fm.acc_from_dst32(*view.read32_halves_or(first, n))
     return fm.acc_from_dst16(view.read16_or(first, n), s.style == ff.STYLE_FP16)
 
 
@@ -238,7 +239,8 @@ def _check_five_bit_exponents(name: str, s: Setup, *cells: np.ndarray) -> None:
 def _matmul(m, t, f, name: str, n_rows: int, addr_mode: int) -> None:
     """MVMUL / GAPOOL: Dst[n_rows x 16] += SrcB[n_rows x 16] @ SrcA[16 x 16]."""
     s = resolve(m, t, name, f.dst, a_align=16, dst_align=n_rows, dst_wraps=True, ok_a=_MVMUL_A, ok_b=_MVMUL_B)
-    _refuse(not s.flush_b, f"{name} with ALU_ACC_CTRL_Zero_Flag_disabled_src=1: ttsim refuses")
+    if not s.flush_b:
+        raise NotModelled(f"{name} with ALU_ACC_CTRL_Zero_Flag_disabled_src=1: ttsim refuses")
     _check_five_bit_exponents(name, s, s.a_bank.rows[s.a_row:s.a_row + 16], s.b_bank.rows[s.b_row:s.b_row + n_rows])
     view = DstView(m, t)
     a_cells = s.a_bank.rows[s.a_row:s.a_row + 16]       # [k, col]
@@ -253,8 +255,8 @@ def _matmul(m, t, f, name: str, n_rows: int, addr_mode: int) -> None:
     else:
         exp8 = s.style != ff.STYLE_FP16
         bias = fm.product_bias(s.dst32, s.phase, exp8)
-        fa, xa = fm.product_factors(a_cells[:, None, :], s.fmt_a, s.phase, side_b=False, bias=bias)  # [k, 1, col]
-        fb, xb = fm.product_factors(b_cells.T[:, :, None], s.fmt_b, s.phase, side_b=True)            # [k, row, 1]
+        fa, xa = fm.product_factors(a_cells[:, None, :], s.fmt_a, s.phase, False, bias=bias, nudged=True)  # [k, 1, col]
+        fb, xb = fm.product_factors(b_cells.T[:, :, None], s.fmt_b, s.phase, True, nudged=True)            # [k, row, 1]
         out = fm.dot16_factors(fa, xa, fb, xb, _read_acc(view, s, s.dst_row, n_rows), s.dst32, exp8, bias)
         commit = _fp_committer(view, s, s.dst_row, out)
     finish(m, t, addr_mode, f.clear_dvalid, commit)
@@ -264,7 +266,8 @@ def _matmul(m, t, f, name: str, n_rows: int, addr_mode: int) -> None:
 def mvmul(m, t, f) -> None:
     """MVMUL.md (WormholeB0): Dst[8x16] += SrcB[8x16] @ SrcA[16x16]; BH: deltas #1, #5."""
     _check_encoding("MVMUL", f.addr_mode, f.dst, 8, f.instr_mod19, 1)
-    _refuse(f.instr_mod19 != 0, f"MVMUL instr_mod19={f.instr_mod19} (SrcB row broadcast): ttsim refuses")
+    if f.instr_mod19 != 0:
+        raise NotModelled(f"MVMUL instr_mod19={f.instr_mod19} (SrcB row broadcast): ttsim refuses")
     _matmul(m, t, f, "MVMUL", 8, f.addr_mode)
 
 
@@ -277,8 +280,10 @@ def gapool(m, t, f) -> None:
 
 def _check_pool_encoding(name: str, f) -> None:
     _check_encoding(name, f.pool_addr_mode, f.dst, 4, f.instr_mod19, 1)
-    _refuse(f.instr_mod19 != 1, f"{name} instr_mod19={f.instr_mod19}: ttsim accepts only 1")
-    _refuse(f.max_pool_index_en != 0, f"{name} max_pool_index_en=1 (argmax): ttsim refuses")
+    if f.instr_mod19 != 1:
+        raise NotModelled(f"{name} instr_mod19={f.instr_mod19}: ttsim accepts only 1")
+    if f.max_pool_index_en != 0:
+        raise NotModelled(f"{name} max_pool_index_en=1 (argmax): ttsim refuses")
 
 
 def _elementwise(m, t, f, name: str) -> None:
@@ -287,8 +292,9 @@ def _elementwise(m, t, f, name: str) -> None:
     _refuse(is_mul and f.dest_accum_en == 1, "ELWMUL dest_accum_en=1: ttsim rejects it (ELWMUL always accumulates)")
     s = resolve(m, t, name, f.dst, a_align=8, dst_align=8, dst_wraps=False, ok_a=_ELW_A, ok_b=_ELW_B,
                 ok_b_int8=frozenset({ff.INT8, ff.BFP2}))
-    _refuse(not is_mul and s.phase != 0,
-            f"{name} with fidelity phase {s.phase}: the ISA page divides the sum, ttsim calls it non-contractual")
+    if not is_mul and s.phase != 0:
+        raise NotModelled(f"{name} with fidelity phase {s.phase}: the ISA page divides the sum, ttsim calls it "
+                          "non-contractual")
     accumulate = is_mul or f.dest_accum_en == 1
     a_cells = s.a_bank.rows[s.a_row:s.a_row + 8]
     b_cells = s.b_bank.rows[s.b_row:s.b_row + 8]
@@ -327,7 +333,7 @@ def _elementwise(m, t, f, name: str) -> None:
                         f"{name}: zero SrcA with an unflushed negative-zero SrcB wraps ttsim's arithmetic")
             sa, ea = fm.adder_operand(a_cells, s.fmt_a)
             sb, eb = fm.adder_operand(b_cells, s.fmt_b, flush=s.flush_b)
-            out = fm.add_operands(sa, ea, sb, eb, acc, s.dst32, exp8)
+            out = fm.add_operands(sa, ea, sb, eb, acc, s.dst32, exp8, flushed=s.flush_b)
         commit = _fp_committer(view, s, s.dst_row, out)
     finish(m, t, f.addr_mode, f.clear_dvalid, commit)
 
@@ -371,15 +377,16 @@ def gmpool(m, t, f) -> None:
     _refuse(s.style == ff.STYLE_FP16, "GMPOOL with FP16-family formats: ttsim refuses")
     _refuse(bool((s.b_bank.rows[s.b_row] != ONE).any()), "GMPOOL with a SrcB scaling row other than 1.0: ttsim refuses")
     view = DstView(m, t)
-    if s.dst32:
-        best = ff.dst32_to_fp32(view.read32_or(s.dst_row, 1, MINUS_INF_32)) & 0xFFFFE000
+    if s.dst32:             # as an FP32 pattern (dst32_to_fp32) with mantissa bits 12:0 clear
+        hi, lo = view.read32_halves_or(s.dst_row, 1, MINUS_INF_32)
+        best = ff.bf16_bits_table()[hi] << 16 | lo & 0xE000
     else:
-        best = ff.dst16_bf16_to_bits(view.read16_or(s.dst_row, 1, MINUS_INF_16).astype(np.uint32)) << 16
+        best = ff.bf16_bits_table()[view.read16_or(s.dst_row, 1, MINUS_INF_16)] << 16
     cells = s.a_bank.rows[s.a_row:s.a_row + 16]          # as FP32 patterns, BF16 unless TF32; exponent 0: +0
     exp = cells & 0xFF
     v = ((cells & ff.SRC_SIGN) << 13 | exp << 23 | (cells & (0x3FF00 if s.fmt_a == ff.TF32 else 0x3F800)) << 5)
-    column_max = (_max_key(v * (exp != 0))).view(np.int32).max(axis=0)
-    best = _max_key(np.maximum(column_max, _max_key(best.astype(np.uint32)).view(np.int32)).view(np.uint32))
+    column_max = np.maximum.reduce(_max_key(v * (exp != 0)).view(np.int32), axis=0)
+    best = _max_key(np.maximum(column_max, _max_key(best).view(np.int32)).view(np.uint32))
     if s.dst32:
         hi, lo = np.zeros((4, 16), dtype=np.uint16), np.zeros((4, 16), dtype=np.uint16)
         hi[0], lo[0] = ff.bf16_storage_table()[best >> 16], best & 0xFFFF
