@@ -10,6 +10,7 @@ BF16 leaves the low three mantissa bits zero; FP16 and integer "8" use only the 
 """
 from __future__ import annotations
 
+import sys
 from functools import cache
 from typing import NamedTuple
 
@@ -114,6 +115,14 @@ def bf16_storage_table() -> np.ndarray:
 def bf16_bits_table() -> np.ndarray:
     """dst16_bf16_to_bits of every 16-bit storage pattern (uint32)."""
     return dst16_bf16_to_bits(np.arange(1 << 16, dtype=np.int64)).astype(np.uint32)
+
+
+def halves(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The (high, low) 16-bit halves of C-contiguous uint32 ``cells`` (views on a little-endian machine)."""
+    if sys.byteorder == "little":
+        h = cells.view(np.uint16)
+        return h[..., 1::2], h[..., 0::2]
+    return (cells >> 16).astype(np.uint16), (cells & 0xFFFF).astype(np.uint16)
 
 
 def dst32_to_fp32(raw: int) -> int:

@@ -76,18 +76,19 @@ def _signed_fidelity(side_b: bool, phase: int, man_bits: int, nudged: bool) -> n
     return np.where(_SIGN_MAN >> 10 == 1, -bits * (1 + NUDGE if nudged else 1), bits)
 
 
-# dot16 reads negative factors NUDGE larger in magnitude, so that floor(y + 1/2) rounds its aligned products y
-# half-up in magnitude: a negative product's exact tie now lies just below the tie and rounds down, a positive
-# product is exact or (negative times negative) a little larger, which moves no positive rounding; the nudge
-# (under 2**-28 of a unit for the products that can round to nonzero) moves nothing else, and every product
-# stays exact in float64 apart from that harmless upward error.
+# dot16 (and ELWADD's pre-adder) read negative factors NUDGE larger in magnitude, so that floor(y + 1/2)
+# rounds aligned products (operands) y half-up in magnitude: a negative value's exact tie now lies just below
+# the tie and rounds down, a positive product is exact or (negative times negative) a little larger, which
+# moves no positive rounding; the nudge (under 2**-28 of a unit for the values that can round to nonzero)
+# moves nothing else, and every value stays exact in float64 apart from that harmless upward error.
 NUDGE = 2.0 ** -40
 
 
 @cache
 def _signed_magnitude(man_bits: int) -> np.ndarray:
+    """By sign|mantissa bits: the signed magnitude with the hidden bit (negative ones nudged, see NUDGE)."""
     full = ((_SIGN_MAN & man_bits) | 0x400).astype(np.float64)
-    return np.where(_SIGN_MAN >> 10 == 1, -full, full)
+    return np.where(_SIGN_MAN >> 10 == 1, -full * (1 + NUDGE), full)
 
 
 def product_factors(cells, fmt: int, phase: int, side_b: bool, flush: bool = True, bias: int = 0,
@@ -102,7 +103,7 @@ def product_factors(cells, fmt: int, phase: int, side_b: bool, flush: bool = Tru
 
 def adder_operand(cells, fmt: int, flush: bool = True):
     """Src cells read as ``fmt`` at ELWADD's pre-adder: (S, P) with P = 2**exponent and S = P * the signed
-    magnitude with its hidden bit at bit 10, or 0 for a zero operand: one with a zero exponent when
+    magnitude with its hidden bit at bit 10 (nudged), or 0 for a zero operand: one with a zero exponent when
     ``flush``; otherwise only a cell with no sign, exponent or mantissa bit set, the others keeping their
     hidden bit (so -0 reads as -1 x 2**(0 - bias))."""
     exp_bits, man_bits = ff.read_masks(fmt)
@@ -234,11 +235,14 @@ def add_operands(sa, pa, sb, pb, acc, wide: bool, exp8: bool, flushed: bool = Fa
     in magnitude (only the smaller one moves), and their sum enters the Dst adder with that exponent.
     ``flushed``: every operand with a zero exponent is zero (so a result with top <= 0 is +0 anyway)."""
     p = np.maximum(pa, pb)
-    ya, yb = sa / p, sb / p
-    value = np.trunc(ya + np.copysign(0.5, ya)) + np.trunc(yb + np.copysign(0.5, yb))
+    value = np.floor(sa / p + 0.5) + np.floor(sb / p + 0.5)      # half-up in magnitude (NUDGE)
     if wide and not exp8:
         p = np.where(p != 1.0, p * 2.0 ** 112, 2.0 ** 97)
-    return _dst_adder(acc, value * p, p, wide, exp8, zero_top=not flushed)
+    if acc is not None:
+        return _dst_adder(acc, value * p, p, wide, exp8, zero_top=not flushed)
+    # alone in the adder (p >= 1, so top is its exponent) the sum is already on the grid: no alignment
+    result = _normalise(value * 2.0 ** 13 if wide else value, p, -23 if wide else -10, wide, exp8)
+    return result if flushed else result * (p > 1.0)
 
 
 # --- the same on SrcDatum fields and FP32-layout Dst values (arrays or scalars) ---

@@ -214,14 +214,14 @@ def _read_acc(view: DstView, s: Setup, first: int, n: int):
 
 def _fp_committer(view: DstView, s: Setup, first: int, out: np.ndarray):
     """Writing FP32-layout results ``out`` to Dst in its format."""
-    if s.dst32:
-        hi, lo = ff.bf16_storage_table()[out >> 16], out & 0xFFFF
-        return lambda: view.write32_halves(first, hi, lo, len(out))
-    if s.style == ff.STYLE_FP16:
+    if s.style == ff.STYLE_FP16 and not s.dst32:
         raw = ff.bits_to_dst16_fp16((out >> 16) & 0x8000 | (out & 0x0FFFE000) >> 13)
-    else:
-        raw = ff.bf16_storage_table()[out >> 16]
-    return lambda: view.write16(first, raw, len(out))
+        return lambda: view.write16(first, raw, len(out))
+    hi, lo = ff.halves(np.asarray(out, dtype=np.uint32))
+    hi = ff.bf16_storage_table()[hi]
+    if s.dst32:
+        return lambda: view.write32_halves(first, hi, lo, len(out))
+    return lambda: view.write16(first, hi, len(out))
 
 
 def _committer(view: DstView, s: Setup, first: int, raw: np.ndarray):
