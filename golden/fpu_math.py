@@ -97,6 +97,7 @@ def product_factors(cells, fmt: int, phase: int, side_b: bool, flush: bool = Tru
     X = 2**(exponent + bias) (0 for a zero operand) and F = X * the signed fidelity bits of the phase
     (negative ones times 1 + NUDGE when ``nudged``, for dot16_factors)."""
     exp_bits, man_bits = ff.read_masks(fmt)
+    cells = cells.astype(np.intp)                # (intp indices take numpy's fast indexing path)
     x = _pow2(exp_bits, flush, bias)[cells & 0xFF]
     return _signed_fidelity(side_b, phase & (2 if side_b else 1), man_bits, nudged)[cells >> 8] * x, x
 
@@ -107,18 +108,13 @@ def adder_operand(cells, fmt: int, flush: bool = True):
     ``flush``; otherwise only a cell with no sign, exponent or mantissa bit set, the others keeping their
     hidden bit (so -0 reads as -1 x 2**(0 - bias))."""
     exp_bits, man_bits = ff.read_masks(fmt)
+    cells = cells.astype(np.intp)
+    e = cells & 0xFF
+    p = _pow2(exp_bits, False)[e]
     if flush:
-        sp = _flushed_pow2(exp_bits)[cells & 0xFF]
-        return _signed_magnitude(man_bits)[cells >> 8] * sp[..., 0], sp[..., 1]
-    p = _pow2(exp_bits, False)[cells & 0xFF]
+        return _signed_magnitude(man_bits)[cells >> 8] * _pow2(exp_bits, True)[e], p
     read = (cells & (ff.SRC_SIGN | man_bits << 8 | exp_bits)) != 0
     return _signed_magnitude(man_bits)[cells >> 8] * p * read, p
-
-
-@cache
-def _flushed_pow2(exp_bits: int) -> np.ndarray:
-    """By exponent field: (S's factor, P) of adder_operand when zero exponents read as zero."""
-    return np.stack([_pow2(exp_bits, True), _pow2(exp_bits, False)], axis=-1)
 
 
 def _cells(d: SrcDatum):
@@ -139,9 +135,9 @@ def acc_from_fp32(bits):
 
 
 @cache
-def _storage_table(fp16: bool) -> np.ndarray:
-    """By 16-bit Dst storage pattern of a high half: (V, V's sign times P for a Dst32b low half's
-    unit (0 for a zero exponent), P)."""
+def _storage_table(fp16: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """By 16-bit Dst storage pattern of a high half: V, V's sign times P (a Dst32b low half's unit; 0 for a
+    zero exponent), P."""
     raw = np.arange(1 << 16, dtype=np.int64)
     if fp16:
         h = ff.dst16_fp16_to_bits(raw)
@@ -149,19 +145,21 @@ def _storage_table(fp16: bool) -> np.ndarray:
     else:
         fp32 = ff.dst16_bf16_to_bits(raw) << 16
     v, p = acc_from_fp32(fp32)
-    return np.stack([v, np.sign(v) * p, p], axis=-1)
+    return v, np.sign(v) * p, p
 
 
 def acc_from_dst32(hi, lo):
     """Dst32b storage halves (uint16 arrays) as the adder's Dst input."""
-    t = _storage_table(False)[hi]
-    return t[..., 0] + lo * t[..., 1], t[..., 2]
+    v, unit, p = _storage_table(False)
+    hi = hi.astype(np.intp)
+    return v[hi] + lo * unit[hi], p[hi]
 
 
 def acc_from_dst16(raw, fp16: bool):
     """Dst16b storage (BF16 or FP16 layout) as the adder's Dst input."""
-    t = _storage_table(fp16)[raw]
-    return t[..., 0], t[..., 2]
+    v, _, p = _storage_table(fp16)
+    raw = raw.astype(np.intp)
+    return v[raw], p[raw]
 
 
 # --- the Dst adder ---

@@ -375,7 +375,8 @@ def gmpool(m, t, f) -> None:
     s = resolve(m, t, "GMPOOL", f.dst, a_align=16, dst_align=4, dst_wraps=False, ok_a=ff.BF16_FAMILY,
                 ok_b=ff.BF16_FAMILY, allow_int8=False)
     _refuse(s.style == ff.STYLE_FP16, "GMPOOL with FP16-family formats: ttsim refuses")
-    _refuse(bool((s.b_bank.rows[s.b_row] != ONE).any()), "GMPOOL with a SrcB scaling row other than 1.0: ttsim refuses")
+    _refuse(np.count_nonzero(s.b_bank.rows[s.b_row] != ONE) > 0,
+            "GMPOOL with a SrcB scaling row other than 1.0: ttsim refuses")
     view = DstView(m, t)
     if s.dst32:             # as an FP32 pattern (dst32_to_fp32) with mantissa bits 12:0 clear
         hi, lo = view.read32_halves_or(s.dst_row, 1, MINUS_INF_32)
