@@ -13,12 +13,13 @@ Facts (ttsim src/tensix.cpp; the ISA pages MVMUL.md/ELWMUL.md call their own ari
   each aligned addend to 11 bits first; exact cancellation gives +0; underflow gives +0; overflow gives
   infinity (8-bit exponent) or the largest FP16 pattern.
 
-Values travel as float64 numpy arrays (scalars work too) that hold integers or integers times powers of
-two, so every product, power-of-two scaling and sum below is exact; each rounding is an explicit floor or
-trunc of such a value (|x| + 1/2 rounded down is half-up in magnitude). Operands enter as factors of their
-Src cells: X = 2**exponent (0 for a zero operand) and F = X * (signed fidelity bits). The Dst value enters
-as (signed magnitude, exponent) with the hidden bit at bit 23. Results are 32-bit patterns in the FP32
-layout (an FP16 Dst keeps its 5-bit exponent in the FP32 exponent field).
+Values travel as float64 numpy arrays (scalars work too) holding integers times powers of two, so every
+product, power-of-two scaling and sum below is exact and each rounding is an explicit floor (or trunc) of
+such a value; exponents travel as the powers of two themselves. Operands enter as factors of their Src
+cells, read through small tables: X = 2**exponent (0 for a zero operand) and F = X * (signed fidelity
+bits); the Dst value as (V, P): P = 2**exponent, V = P * signed magnitude (hidden bit at bit 23). The sum is
+rounded on its float64 bits and, for 8-bit exponents, cast to float32, whose bits are the result. Results
+are 32-bit patterns in the FP32 layout (an FP16 Dst keeps its 5-bit exponent in the FP32 exponent field).
 """
 from __future__ import annotations
 
@@ -62,6 +63,14 @@ _SIGN_MAN = np.arange(1 << 11)
 _EXP = np.arange(1 << 8)
 
 
+# dot16 (and ELWADD's pre-adder) read negative factors NUDGE larger in magnitude, so that floor(y + 1/2)
+# rounds aligned products (operands) y half-up in magnitude: a negative value's exact tie now lies just below
+# the tie and rounds down, a positive product is exact or (negative times negative) a little larger, which
+# moves no positive rounding; the nudge (under 2**-28 of a unit for the values that can round to nonzero)
+# moves nothing else, and every value stays exact in float64 apart from that harmless upward error.
+NUDGE = 2.0 ** -40
+
+
 @cache
 def _pow2(exp_bits: int, flush: bool, bias: int = 0) -> np.ndarray:
     """By exponent field: 2**(e + bias), or 0 for e == 0 when zero exponents read as zero (``flush``)."""
@@ -74,14 +83,6 @@ def _signed_fidelity(side_b: bool, phase: int, man_bits: int, nudged: bool) -> n
     man = _SIGN_MAN & man_bits
     bits = (fidelity_b(man, phase) if side_b else fidelity_a(man, phase)).astype(np.float64)
     return np.where(_SIGN_MAN >> 10 == 1, -bits * (1 + NUDGE if nudged else 1), bits)
-
-
-# dot16 (and ELWADD's pre-adder) read negative factors NUDGE larger in magnitude, so that floor(y + 1/2)
-# rounds aligned products (operands) y half-up in magnitude: a negative value's exact tie now lies just below
-# the tie and rounds down, a positive product is exact or (negative times negative) a little larger, which
-# moves no positive rounding; the nudge (under 2**-28 of a unit for the values that can round to nonzero)
-# moves nothing else, and every value stays exact in float64 apart from that harmless upward error.
-NUDGE = 2.0 ** -40
 
 
 @cache

@@ -8,6 +8,7 @@ than guess which of the two the device follows. Arithmetic lives in golden.fpu_m
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 
@@ -140,8 +141,8 @@ def _configured(cfg, tc, name: str, a_bank, b_bank, ok_a: frozenset, ok_b: froze
 
 # _configured results by everything they read: the Config and ThreadConfig words of the fields above, the
 # implied formats and the instruction's accepted formats (configurations it refuses are not kept)
-_CFG_WORDS = tuple(sorted({f.index for f in _C.values()}))
-_TC_WORDS = tuple(sorted({f.index for f in _T.values()}))
+_CFG_WORDS = itemgetter(*sorted({f.index for f in _C.values()}))
+_TC_WORDS = itemgetter(*sorted({f.index for f in _T.values()}))
 _CONFIGURED: dict[tuple, tuple] = {}
 
 
@@ -155,7 +156,7 @@ def resolve(m, t, name: str, dst_field: int, *, a_align: int, dst_align: int, ds
     sa, sb = m.s.srca, m.s.srcb
     a_bank, b_bank = sa.banks[sa.matrix_bank], sb.banks[sb.matrix_bank]
     key = (name, a_bank.implied_format, b_bank.implied_format, ok_a, ok_b, ok_b_int8, allow_int8,
-           *[cfg[i] for i in _CFG_WORDS], *[tc[i] for i in _TC_WORDS])
+           _CFG_WORDS(cfg), _TC_WORDS(tc))
     configured = _CONFIGURED.get(key)
     if configured is None:
         configured = _configured(cfg, tc, name, a_bank, b_bank, ok_a, ok_b, ok_b_int8, allow_int8)
