@@ -132,6 +132,13 @@ class DstView:
         self.bits[_shifted(p, LO_OFFSET)] = values & 0xFFFF
         self.valid[p] = True
 
+    def write32_halves(self, r: int, hi, lo, n: int = 1) -> None:
+        """write32 of cells given as their high and low 16-bit halves."""
+        p = self.sel32(r, n)
+        self.bits[p] = hi
+        self.bits[_shifted(p, LO_OFFSET)] = lo
+        self.valid[p] = True
+
     # --- matrix-unit reads: an invalid row reads as the identity element (ZEROACC.md) ---
     def read16_or(self, r: int, n: int = 1, identity: int = 0) -> np.ndarray:
         p = self.sel16(r, n)
@@ -142,9 +149,17 @@ class DstView:
         cells = (self.bits[p].astype(np.uint32) << 16) | self.bits[_shifted(p, LO_OFFSET)]
         return _or_identity(cells, self.valid[p], identity)
 
+    def read32_halves_or(self, r: int, n: int = 1, identity: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """read32_or as the (high, low) 16-bit halves of the cells."""
+        p = self.sel32(r, n)
+        hi, lo, valid = self.bits[p], self.bits[_shifted(p, LO_OFFSET)], self.valid[p]
+        if np.count_nonzero(valid) == valid.size:
+            return hi, lo
+        return _or_identity(hi, valid, identity >> 16), _or_identity(lo, valid, identity & 0xFFFF)
+
 
 def _or_identity(cells: np.ndarray, valid, identity: int) -> np.ndarray:
     """cells, with rows whose valid bit is clear replaced by the identity element."""
-    if valid.all():
+    if np.count_nonzero(valid) == valid.size:
         return cells
     return np.where(valid[..., None], cells, cells.dtype.type(identity))

@@ -10,6 +10,8 @@ BF16 leaves the low three mantissa bits zero; FP16 and integer "8" use only the 
 """
 from __future__ import annotations
 
+import sys
+from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -76,6 +78,13 @@ def reduce_to_format(d: SrcDatum, fmt: int) -> SrcDatum:
     return SrcDatum(d.sign, d.exp, d.man & 0x3F8)
 
 
+@cache
+def read_masks(fmt: int) -> tuple[int, int]:
+    """(exponent bits, mantissa bits) of a cell that reduce_to_format keeps for ``fmt``."""
+    d = reduce_to_format(SrcDatum(1, 0xFF, 0x3FF), fmt)
+    return d.exp, d.man
+
+
 # --- Dst encodings ---
 # Dst16b BF16 is stored as sign | mantissa(7) | exponent(8); FP16 as sign | mantissa(10) | exponent(5).
 # Dst32b FP32 is the BF16 storage of the top half in the high 16 bits, mantissa bits 15:0 in the low 16.
@@ -94,6 +103,26 @@ def dst16_fp16_to_bits(raw: int) -> int:
 
 def bits_to_dst16_fp16(bits: int) -> int:
     return (bits & 0x8000) | (bits & 0x3FF) << 5 | (bits >> 10) & 0x1F
+
+
+@cache
+def bf16_storage_table() -> np.ndarray:
+    """bits_to_dst16_bf16 of every 16-bit pattern (uint16): the Dst16b / Dst32b high-half storage."""
+    return bits_to_dst16_bf16(np.arange(1 << 16, dtype=np.int64)).astype(np.uint16)
+
+
+@cache
+def bf16_bits_table() -> np.ndarray:
+    """dst16_bf16_to_bits of every 16-bit storage pattern (uint32)."""
+    return dst16_bf16_to_bits(np.arange(1 << 16, dtype=np.int64)).astype(np.uint32)
+
+
+def halves(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The (high, low) 16-bit halves of C-contiguous uint32 ``cells`` (views on a little-endian machine)."""
+    if sys.byteorder == "little":
+        h = cells.view(np.uint16)
+        return h[..., 1::2], h[..., 0::2]
+    return (cells >> 16).astype(np.uint16), (cells & 0xFFFF).astype(np.uint16)
 
 
 def dst32_to_fp32(raw: int) -> int:

@@ -8,6 +8,7 @@ than guess which of the two the device follows. Arithmetic lives in golden.fpu_m
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 
@@ -54,7 +55,8 @@ def _check_encoding(name: str, addr_mode: int, dst: int, dst_align: int, mod: in
     if addr_mode > 7 or dst > 0x3FF or mod >> mod_bits:
         raise UndefinedBehaviour(f"{name} addr_mode={addr_mode} dst={dst:#x} instr_mod19={mod}: bits ttsim rejects "
                                  "as invalid opcode bits (AddrMod is 3 bits, delta #1; dst is 10 bits)")
-    _refuse(dst % dst_align != 0, f"{name} dst={dst} not a multiple of {dst_align}: ttsim refuses")
+    if dst % dst_align != 0:
+        raise NotModelled(f"{name} dst={dst} not a multiple of {dst_align}: ttsim refuses")
 
 
 def _wait_for_banks(m) -> None:
@@ -122,6 +124,28 @@ def _check_config(cfg, tc, name: str) -> None:
                           "Dst.md applies them")
 
 
+def _configured(cfg, tc, name: str, a_bank, b_bank, ok_a: frozenset, ok_b: frozenset, ok_b_int8: frozenset,
+                allow_int8: bool) -> tuple:
+    """What the configuration (and the banks' implied formats) alone decide, refusals first: (fmt_a, fmt_b,
+    style, dst32, flush_b, Dst row offset, fidelity phase base)."""
+    _check_config(cfg, tc, name)
+    int8 = _get(cfg, _C["ALU_ACC_CTRL_INT8_math_enabled"]) == 1
+    _refuse(int8 and not allow_int8, f"{name} with INT8 math: ttsim refuses")
+    fmt_a, fmt_b = _src_format(cfg, tc, "A", a_bank), _src_format(cfg, tc, "B", b_bank)
+    style = _styles(name, fmt_a, fmt_b, int8, ok_a, ok_b, ok_b_int8)
+    return (fmt_a, fmt_b, style, int8 or _get(cfg, _C["ALU_ACC_CTRL_Fp32_enabled"]) == 1,
+            _get(cfg, _C["ALU_ACC_CTRL_Zero_Flag_disabled_src"]) == 0,
+            _get(cfg, _C["DEST_REGW_BASE_Base"]) + _get(tc, _T["DEST_TARGET_REG_CFG_MATH_Offset"]),
+            _get(tc, _T["FIDELITY_BASE_Phase"]))
+
+
+# _configured results by everything they read: the Config and ThreadConfig words of the fields above, the
+# implied formats and the instruction's accepted formats (configurations it refuses are not kept)
+_CFG_WORDS = itemgetter(*sorted({f.index for f in _C.values()}))
+_TC_WORDS = itemgetter(*sorted({f.index for f in _T.values()}))
+_CONFIGURED: dict[tuple, tuple] = {}
+
+
 def resolve(m, t, name: str, dst_field: int, *, a_align: int, dst_align: int, dst_wraps: bool,
             ok_a: frozenset, ok_b: frozenset, ok_b_int8: frozenset = frozenset({ff.INT8}),
             allow_int8: bool = True) -> Setup:
@@ -129,13 +153,17 @@ def resolve(m, t, name: str, dst_field: int, *, a_align: int, dst_align: int, ds
     _wait_for_banks(m)
     tc = m.s.thread_config[t]
     cfg = m.s.config[_get(tc, _STATE)]
-    _check_config(cfg, tc, name)
     sa, sb = m.s.srca, m.s.srcb
     a_bank, b_bank = sa.banks[sa.matrix_bank], sb.banks[sb.matrix_bank]
-    int8 = _get(cfg, _C["ALU_ACC_CTRL_INT8_math_enabled"]) == 1
-    _refuse(int8 and not allow_int8, f"{name} with INT8 math: ttsim refuses")
-    fmt_a, fmt_b = _src_format(cfg, tc, "A", a_bank), _src_format(cfg, tc, "B", b_bank)
-    style = _styles(name, fmt_a, fmt_b, int8, ok_a, ok_b, ok_b_int8)
+    key = (name, a_bank.implied_format, b_bank.implied_format, ok_a, ok_b, ok_b_int8, allow_int8,
+           _CFG_WORDS(cfg), _TC_WORDS(tc))
+    configured = _CONFIGURED.get(key)
+    if configured is None:
+        configured = _configured(cfg, tc, name, a_bank, b_bank, ok_a, ok_b, ok_b_int8, allow_int8)
+        if len(_CONFIGURED) >= 4096:
+            _CONFIGURED.clear()
+        _CONFIGURED[key] = configured
+    fmt_a, fmt_b, style, dst32, flush_b, dst_offset, phase_base = configured
 
     rwc = m.s.rwc[t]
     a_row, b_row = rwc.srca, rwc.srcb
@@ -144,7 +172,7 @@ def resolve(m, t, name: str, dst_field: int, *, a_align: int, dst_align: int, ds
             " (delta #5: the ISA page masks with 0x38; ttsim requires 16-row alignment)" if a_align == 16 else ""))
     if b_row % 8 != 0:
         raise NotModelled(f"{name} SrcB row {b_row} not a multiple of 8: ttsim refuses")
-    dst_row = rwc.dst + _get(cfg, _C["DEST_REGW_BASE_Base"]) + dst_field + _get(tc, _T["DEST_TARGET_REG_CFG_MATH_Offset"])
+    dst_row = rwc.dst + dst_offset + dst_field
     if dst_wraps:
         dst_row &= DEST_ROWS - 1
     elif dst_row >= DEST_ROWS:
@@ -152,9 +180,7 @@ def resolve(m, t, name: str, dst_field: int, *, a_align: int, dst_align: int, ds
     if dst_row % dst_align != 0:
         raise NotModelled(f"{name} Dst row {dst_row} not a multiple of {dst_align}: the ISA page aligns down, "
                           "ttsim refuses")
-    phase = (rwc.fidelity + _get(tc, _T["FIDELITY_BASE_Phase"])) & 3
-    dst32 = int8 or _get(cfg, _C["ALU_ACC_CTRL_Fp32_enabled"]) == 1
-    flush_b = _get(cfg, _C["ALU_ACC_CTRL_Zero_Flag_disabled_src"]) == 0
+    phase = (rwc.fidelity + phase_base) & 3
     if m.matrix_trace is not None:
         m.matrix_trace.append((name, fmt_a, fmt_b, 32 if dst32 else 16, phase))
     return Setup(a_bank, b_bank, a_row, b_row, dst_row, phase, fmt_a, fmt_b, style, dst32, flush_b)
@@ -180,23 +206,23 @@ def finish(m, t, addr_mode: int, clear: int, commit=None) -> None:
 
 # --- Dst as the matrix unit sees it: invalid rows read as the identity; writes make rows valid ---
 
-def _read_acc(view: DstView, s: Setup, first: int, n: int) -> np.ndarray:
-    """Dst rows as FP32-layout patterns (an FP16 Dst keeps its 5-bit exponent in the exponent field)."""
+def _read_acc(view: DstView, s: Setup, first: int, n: int):
+    """Dst rows as the adder's Dst input (fpu_math.acc_from_*)."""
     if s.dst32:
-        return ff.dst32_to_fp32(view.read32_or(first, n).astype(np.int64))
-    raw = view.read16_or(first, n).astype(np.int64)
-    if s.style == ff.STYLE_FP16:
-        h = ff.dst16_fp16_to_bits(raw)
-        return (h & 0x8000) << 16 | (h & 0x7FFF) << 13
-    return ff.dst16_bf16_to_bits(raw) << 16
+        return fm.acc_from_dst32(*view.read32_halves_or(first, n))
+    return fm.acc_from_dst16(view.read16_or(first, n), s.style == ff.STYLE_FP16)
 
 
-def _encode_acc(s: Setup, values: np.ndarray) -> np.ndarray:
+def _fp_committer(view: DstView, s: Setup, first: int, out: np.ndarray):
+    """Writing FP32-layout results ``out`` to Dst in its format."""
+    if s.style == ff.STYLE_FP16 and not s.dst32:
+        raw = ff.bits_to_dst16_fp16((out >> 16) & 0x8000 | (out & 0x0FFFE000) >> 13)
+        return lambda: view.write16(first, raw, len(out))
+    hi, lo = ff.halves(np.asarray(out, dtype=np.uint32))
+    hi = ff.bf16_storage_table()[hi]
     if s.dst32:
-        return ff.fp32_to_dst32(values)
-    if s.style == ff.STYLE_FP16:
-        return ff.bits_to_dst16_fp16((values >> 16) & 0x8000 | (values & 0x0FFFE000) >> 13)
-    return ff.bits_to_dst16_bf16(values >> 16)
+        return lambda: view.write32_halves(first, hi, lo, len(out))
+    return lambda: view.write16(first, hi, len(out))
 
 
 def _committer(view: DstView, s: Setup, first: int, raw: np.ndarray):
@@ -211,38 +237,38 @@ def _check_five_bit_exponents(name: str, s: Setup, *cells: np.ndarray) -> None:
         raise NotModelled(f"{name}: a 5-bit-exponent Src datum has its high 3 exponent bits set: ttsim refuses")
 
 
-def _fields(bank, first: int, count: int, fmt: int) -> ff.SrcDatum:
-    return ff.reduce_to_format(ff.src_split(bank.rows[first:first + count].astype(np.int64)), fmt)
-
-
 def _matmul(m, t, f, name: str, n_rows: int, addr_mode: int) -> None:
     """MVMUL / GAPOOL: Dst[n_rows x 16] += SrcB[n_rows x 16] @ SrcA[16 x 16]."""
     s = resolve(m, t, name, f.dst, a_align=16, dst_align=n_rows, dst_wraps=True, ok_a=_MVMUL_A, ok_b=_MVMUL_B)
-    _refuse(not s.flush_b, f"{name} with ALU_ACC_CTRL_Zero_Flag_disabled_src=1: ttsim refuses")
+    if not s.flush_b:
+        raise NotModelled(f"{name} with ALU_ACC_CTRL_Zero_Flag_disabled_src=1: ttsim refuses")
     _check_five_bit_exponents(name, s, s.a_bank.rows[s.a_row:s.a_row + 16], s.b_bank.rows[s.b_row:s.b_row + n_rows])
     view = DstView(m, t)
-    a = ff.src_split(s.a_bank.rows[s.a_row:s.a_row + 16].astype(np.int64))       # [k, col]
-    b = ff.src_split(s.b_bank.rows[s.b_row:s.b_row + n_rows].astype(np.int64))   # [row, k]
+    a_cells = s.a_bank.rows[s.a_row:s.a_row + 16]       # [k, col]
+    b_cells = s.b_bank.rows[s.b_row:s.b_row + n_rows]   # [row, k]
     if s.style == ff.STYLE_INT8:
+        a, b = ff.src_split(a_cells.astype(np.int64)), ff.src_split(b_cells.astype(np.int64))
         mask_a, mask_b = fm.int8_masks(s.phase)
         va = np.where(a.exp != 0, fm.int8_value(a, mask_a), 0)
         vb = np.where(b.exp != 0, fm.int8_value(b, mask_b), 0)
         acc = ff.dst32_to_int(view.read32_or(s.dst_row, n_rows).astype(np.int64))
-        raw = ff.int_to_dst32(fm.saturate(acc + vb @ va))
+        commit = _committer(view, s, s.dst_row, ff.int_to_dst32(fm.saturate(acc + vb @ va)))
     else:
         exp8 = s.style != ff.STYLE_FP16
-        a = ff.reduce_to_format(ff.SrcDatum(*(x.T[None, :, :] for x in a)), s.fmt_a)   # [1, col, k]
-        b = ff.reduce_to_format(ff.SrcDatum(*(x[:, None, :] for x in b)), s.fmt_b)     # [row, 1, k]
-        out = fm.dot16(a, b, _read_acc(view, s, s.dst_row, n_rows), s.dst32, s.phase, exp8, fm.product_bias(s.dst32, s.phase, exp8))
-        raw = _encode_acc(s, out)
-    finish(m, t, addr_mode, f.clear_dvalid, _committer(view, s, s.dst_row, raw))
+        bias = fm.product_bias(s.dst32, s.phase, exp8)
+        fa, xa = fm.product_factors(a_cells[:, None, :], s.fmt_a, s.phase, False, bias=bias, nudged=True)  # [k, 1, col]
+        fb, xb = fm.product_factors(b_cells.T[:, :, None], s.fmt_b, s.phase, True, nudged=True)            # [k, row, 1]
+        out = fm.dot16_factors(fa, xa, fb, xb, _read_acc(view, s, s.dst_row, n_rows), s.dst32, exp8, bias)
+        commit = _fp_committer(view, s, s.dst_row, out)
+    finish(m, t, addr_mode, f.clear_dvalid, commit)
 
 
 @semantics("MVMUL")
 def mvmul(m, t, f) -> None:
     """MVMUL.md (WormholeB0): Dst[8x16] += SrcB[8x16] @ SrcA[16x16]; BH: deltas #1, #5."""
     _check_encoding("MVMUL", f.addr_mode, f.dst, 8, f.instr_mod19, 1)
-    _refuse(f.instr_mod19 != 0, f"MVMUL instr_mod19={f.instr_mod19} (SrcB row broadcast): ttsim refuses")
+    if f.instr_mod19 != 0:
+        raise NotModelled(f"MVMUL instr_mod19={f.instr_mod19} (SrcB row broadcast): ttsim refuses")
     _matmul(m, t, f, "MVMUL", 8, f.addr_mode)
 
 
@@ -255,8 +281,10 @@ def gapool(m, t, f) -> None:
 
 def _check_pool_encoding(name: str, f) -> None:
     _check_encoding(name, f.pool_addr_mode, f.dst, 4, f.instr_mod19, 1)
-    _refuse(f.instr_mod19 != 1, f"{name} instr_mod19={f.instr_mod19}: ttsim accepts only 1")
-    _refuse(f.max_pool_index_en != 0, f"{name} max_pool_index_en=1 (argmax): ttsim refuses")
+    if f.instr_mod19 != 1:
+        raise NotModelled(f"{name} instr_mod19={f.instr_mod19}: ttsim accepts only 1")
+    if f.max_pool_index_en != 0:
+        raise NotModelled(f"{name} max_pool_index_en=1 (argmax): ttsim refuses")
 
 
 def _elementwise(m, t, f, name: str) -> None:
@@ -265,11 +293,12 @@ def _elementwise(m, t, f, name: str) -> None:
     _refuse(is_mul and f.dest_accum_en == 1, "ELWMUL dest_accum_en=1: ttsim rejects it (ELWMUL always accumulates)")
     s = resolve(m, t, name, f.dst, a_align=8, dst_align=8, dst_wraps=False, ok_a=_ELW_A, ok_b=_ELW_B,
                 ok_b_int8=frozenset({ff.INT8, ff.BFP2}))
-    _refuse(not is_mul and s.phase != 0,
-            f"{name} with fidelity phase {s.phase}: the ISA page divides the sum, ttsim calls it non-contractual")
+    if not is_mul and s.phase != 0:
+        raise NotModelled(f"{name} with fidelity phase {s.phase}: the ISA page divides the sum, ttsim calls it "
+                          "non-contractual")
     accumulate = is_mul or f.dest_accum_en == 1
-    a_cells = s.a_bank.rows[s.a_row:s.a_row + 8].astype(np.int64)
-    b_cells = s.b_bank.rows[s.b_row:s.b_row + 8].astype(np.int64)
+    a_cells = s.a_bank.rows[s.a_row:s.a_row + 8]
+    b_cells = s.b_bank.rows[s.b_row:s.b_row + 8]
     if f.instr_mod19 & 2:
         b_cells = np.repeat(b_cells[:1], 8, axis=0)
     if f.instr_mod19 & 1:
@@ -278,31 +307,36 @@ def _elementwise(m, t, f, name: str) -> None:
         b_cells = b_cells ^ ff.SRC_SIGN
     _check_five_bit_exponents(name, s, a_cells, b_cells)
     view = DstView(m, t)
-    a, b = ff.src_split(a_cells), ff.src_split(b_cells)
-    a_zero, b_zero = a.exp == 0, (b.exp == 0) & s.flush_b
     if s.style == ff.STYLE_INT8:
+        a, b = ff.src_split(a_cells.astype(np.int64)), ff.src_split(b_cells.astype(np.int64))
+        a_zero, b_zero = a.exp == 0, (b.exp == 0) & s.flush_b
         mask_a, mask_b = fm.int8_masks(s.phase) if is_mul else (0x3FF, 0x3FF)
         va = np.where(a_zero, 0, fm.int8_value(a, mask_a))
         vb = np.where(b_zero, 0, fm.int8_value(b, mask_b))
         value = va * vb if is_mul else va + vb
         if accumulate:
             value = fm.saturate(ff.dst32_to_int(view.read32_or(s.dst_row, 8).astype(np.int64)) + value)
-        raw = ff.int_to_dst32(value)
+        commit = _committer(view, s, s.dst_row, ff.int_to_dst32(value))
     else:
         exp8 = s.style != ff.STYLE_FP16
-        a, b = ff.reduce_to_format(a, s.fmt_a), ff.reduce_to_format(b, s.fmt_b)
-        a_zero, b_zero = a.exp == 0, (b.exp == 0) & s.flush_b
         acc = _read_acc(view, s, s.dst_row, 8) if accumulate else None
         if is_mul:
-            out = fm.mul(a, b, a_zero, b_zero, acc, s.dst32, s.phase, exp8)
+            bias = fm.product_bias(s.dst32, s.phase, exp8)
+            fa, xa = fm.product_factors(a_cells, s.fmt_a, s.phase, side_b=False, bias=bias)
+            fb, xb = fm.product_factors(b_cells, s.fmt_b, s.phase, side_b=True, flush=s.flush_b)
+            out = fm.mul_factors(fa, xa, fb, xb, acc, s.dst32, exp8, bias)
         else:
-            minus_zero_b = ~b_zero & (b.sign == 1) & (b.exp == 0) & (b.man == 0)
-            a_is_zero = a_zero | ((a.sign | a.exp | a.man) == 0)
-            _refuse(bool((minus_zero_b & a_is_zero).any()),
-                    f"{name}: zero SrcA with an unflushed negative-zero SrcB wraps ttsim's arithmetic")
-            out = fm.add(a, b, a_zero, b_zero, acc, s.dst32, exp8)
-        raw = _encode_acc(s, out)
-    finish(m, t, f.addr_mode, f.clear_dvalid, _committer(view, s, s.dst_row, raw))
+            if not s.flush_b:
+                exp_a, _ = ff.read_masks(s.fmt_a)
+                exp_b, man_b = ff.read_masks(s.fmt_b)
+                minus_zero_b = (b_cells & (ff.SRC_SIGN | man_b << 8 | exp_b)) == ff.SRC_SIGN
+                _refuse(bool((minus_zero_b & ((a_cells & exp_a) == 0)).any()),
+                        f"{name}: zero SrcA with an unflushed negative-zero SrcB wraps ttsim's arithmetic")
+            sa, ea = fm.adder_operand(a_cells, s.fmt_a)
+            sb, eb = fm.adder_operand(b_cells, s.fmt_b, flush=s.flush_b)
+            out = fm.add_operands(sa, ea, sb, eb, acc, s.dst32, exp8, flushed=s.flush_b)
+        commit = _fp_committer(view, s, s.dst_row, out)
+    finish(m, t, f.addr_mode, f.clear_dvalid, commit)
 
 
 @semantics("ELWADD")
@@ -329,8 +363,9 @@ MINUS_INF_16 = 0xFFFF
 
 
 def _max_key(bits: np.ndarray) -> np.ndarray:
-    """Total order of sign-magnitude 32-bit patterns (-0 below +0)."""
-    return np.where(bits >> 31 == 1, -1 - (bits & 0x7FFFFFFF), bits)
+    """Total order of sign-magnitude 32-bit patterns (uint32; -0 below +0) as int32 keys; its own inverse."""
+    x = bits.view(np.int32)
+    return (x ^ ((x >> 31) & 0x7FFFFFFF)).view(np.uint32)
 
 
 @semantics("GMPOOL")
@@ -341,18 +376,25 @@ def gmpool(m, t, f) -> None:
     s = resolve(m, t, "GMPOOL", f.dst, a_align=16, dst_align=4, dst_wraps=False, ok_a=ff.BF16_FAMILY,
                 ok_b=ff.BF16_FAMILY, allow_int8=False)
     _refuse(s.style == ff.STYLE_FP16, "GMPOOL with FP16-family formats: ttsim refuses")
-    _refuse(bool((s.b_bank.rows[s.b_row] != ONE).any()), "GMPOOL with a SrcB scaling row other than 1.0: ttsim refuses")
+    _refuse(np.count_nonzero(s.b_bank.rows[s.b_row] != ONE) > 0,
+            "GMPOOL with a SrcB scaling row other than 1.0: ttsim refuses")
     view = DstView(m, t)
-    if s.dst32:
-        best = ff.dst32_to_fp32(view.read32_or(s.dst_row, 1, MINUS_INF_32).astype(np.int64)) & 0xFFFFE000
+    if s.dst32:             # as an FP32 pattern (dst32_to_fp32) with mantissa bits 12:0 clear
+        hi, lo = view.read32_halves_or(s.dst_row, 1, MINUS_INF_32)
+        best = ff.bf16_bits_table()[hi] << 16 | lo & 0xE000
     else:
-        best = ff.dst16_bf16_to_bits(view.read16_or(s.dst_row, 1, MINUS_INF_16).astype(np.int64)) << 16
-    v = ff.src_to_fp32(s.a_bank.rows[s.a_row:s.a_row + 16].astype(np.int64))
-    if s.fmt_a != ff.TF32:
-        v &= 0xFFFF0000
-    v = np.where(v & 0x7F800000 != 0, v, 0)
-    column_max = v[np.argmax(_max_key(v), axis=0), np.arange(16)]
-    best = np.where(_max_key(column_max) > _max_key(best), column_max, best)
-    raw = np.zeros((4, 16), dtype=np.int64)
-    raw[0] = ff.fp32_to_dst32(best) if s.dst32 else ff.bits_to_dst16_bf16(best >> 16)
-    finish(m, t, f.pool_addr_mode, f.clear_dvalid, _committer(view, s, s.dst_row, raw))
+        best = ff.bf16_bits_table()[view.read16_or(s.dst_row, 1, MINUS_INF_16)] << 16
+    cells = s.a_bank.rows[s.a_row:s.a_row + 16]          # as FP32 patterns, BF16 unless TF32; exponent 0: +0
+    exp = cells & 0xFF
+    v = ((cells & ff.SRC_SIGN) << 13 | exp << 23 | (cells & (0x3FF00 if s.fmt_a == ff.TF32 else 0x3F800)) << 5)
+    column_max = np.maximum.reduce(_max_key(v * (exp != 0)).view(np.int32), axis=0)
+    best = _max_key(np.maximum(column_max, _max_key(best).view(np.int32)).view(np.uint32))
+    if s.dst32:
+        hi, lo = np.zeros((4, 16), dtype=np.uint16), np.zeros((4, 16), dtype=np.uint16)
+        hi[0], lo[0] = ff.bf16_storage_table()[best >> 16], best & 0xFFFF
+        commit = lambda: view.write32_halves(s.dst_row, hi, lo, 4)     # noqa: E731
+    else:
+        raw = np.zeros((4, 16), dtype=np.uint16)
+        raw[0] = ff.bf16_storage_table()[best >> 16]
+        commit = lambda: view.write16(s.dst_row, raw, 4)               # noqa: E731
+    finish(m, t, f.pool_addr_mode, f.clear_dvalid, commit)
