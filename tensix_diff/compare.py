@@ -127,9 +127,9 @@ class _Walk:
         """Keys both dicts hold; the rest is noted as unobserved. Non-dicts are a shape difference."""
         if not isinstance(e, dict) or not isinstance(a, dict):
             raise _Shape(path, e, a)
-        for k in e.keys() - a.keys():
+        for k in sorted(e.keys() - a.keys(), key=_sort_key):
             self.c.unobserved.append(f"{path} {k} (only in expected)".strip())
-        for k in a.keys() - e.keys():
+        for k in sorted(a.keys() - e.keys(), key=_sort_key):
             self.c.unobserved.append(f"{path} {k} (only in actual)".strip())
         return sorted(e.keys() & a.keys(), key=_sort_key)
 

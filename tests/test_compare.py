@@ -136,3 +136,15 @@ def test_judge_statuses():
     assert judge(ok, Result("stale", message="old")).outcome == "stale"
     v = judge(Result("not-modelled", message="FOO"), ok, ("golden", "replay"))
     assert v.outcome == "uncompared" and "golden: not-modelled: FOO" in v.message
+
+
+def test_unobserved_keys_are_listed_in_a_stable_order():
+    """Keys one side lacks are listed sorted (numbers by value), so two reports of the same run diff cleanly."""
+    e, a = state(), state()
+    e["config"] = {"0": {str(k): 5 for k in (10, 1, 2)}}
+    a["config"] = {"0": {"1": 5}}
+    for u in ("pack", "unpack0"):
+        del a["adc"]["2"][u]
+    c = compare(e, a)
+    assert c.unobserved == ["adc 2 pack (only in expected)", "adc 2 unpack0 (only in expected)",
+                            "config 0 2 (only in expected)", "config 0 10 (only in expected)"], c.unobserved
