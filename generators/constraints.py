@@ -22,12 +22,12 @@ class ConstraintError(ValueError):
     """constraints.yaml does not fit the ISA table or itself (one line)."""
 
 
-
 def matches(value: int, cond: dict) -> bool:
     """A fixup's or follow-up's field condition: {any: mask} (some bit set) or {in: [values]}."""
     if "any" in cond:
         return bool(value & cond["any"])
     return value in cond["in"]
+
 
 @dataclass(frozen=True)
 class Rules:

@@ -99,7 +99,7 @@ KERNEL_INPUTS = {"reduce": (BF16,), "tilize": (BF16,), "eltwise-int8": (INT8,),
 
 def _input(draw: Draw, kernel: str, narrow: Narrowing) -> int:
     choices = KERNEL_INPUTS[kernel]
-    if narrow.inputs is None:
+    if narrow.inputs is None:        # one-format kernels draw nothing (the random streams of recorded seeds)
         return choices[0] if len(choices) == 1 else draw.choice(choices)
     allowed = [f for f in narrow.inputs if f in choices]
     return draw.weighted(allowed, [narrow.inputs[f] for f in allowed])

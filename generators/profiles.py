@@ -85,8 +85,9 @@ def _formats(raw, where: str) -> Formats | None:
     return Formats(pairs, float(fp32), tuple(fid))
 
 
-def _narrowing(raw, where: str):
-    """``pipeline_draw``: {inputs: {L1 format name: weight}, fp32_dest: probability, fidelity: {0|2|3|4: weight}}."""
+def _narrowing(raw, where: str, kernels: dict[str, float]):
+    """``pipeline_draw``: {inputs: {L1 format name: weight}, fp32_dest: probability, fidelity: {0|2|3|4: weight}},
+    narrowing the pipeline profile whose kernel weights are ``kernels``."""
     from .pipeline import FIDELITIES, FORMAT_NAMES, KERNEL_INPUTS, Narrowing
     _need(isinstance(raw, dict) and set(raw) <= {"inputs", "fp32_dest", "fidelity"}, where,
           "pipeline_draw takes inputs, fp32_dest and fidelity")
@@ -97,6 +98,8 @@ def _narrowing(raw, where: str):
         named = _weights(raw["inputs"], where, "pipeline_draw.inputs")
         _need(set(named) <= set(codes), where, f"pipeline_draw.inputs: L1 input formats are {', '.join(codes)}")
         inputs = {codes[n]: w for n, w in named.items() if w > 0}
+        _need(any(set(inputs) & set(KERNEL_INPUTS[k]) for k, w in kernels.items() if w > 0), where,
+              "pipeline_draw.inputs: no kernel of the profile takes any of them")
     fid = None
     if "fidelity" in raw:
         fid = {k: w for k, w in _weights(raw["fidelity"], where, "pipeline_draw.fidelity", int).items() if w > 0}
@@ -148,11 +151,7 @@ def parse_profile(name: str, raw: dict, where: str) -> Profile:
         _need(set(pipeline) <= set(KERNELS), where, f"pipeline: kernels are {', '.join(KERNELS)}")
     _need("weights" in raw or pipeline, where, "needs 'weights' (or 'pipeline')")
     _need("pipeline_draw" not in raw or pipeline, where, "pipeline_draw narrows a 'pipeline' profile")
-    narrow = _narrowing(raw["pipeline_draw"], where) if "pipeline_draw" in raw else None
-    if narrow and narrow.inputs:
-        from .pipeline import KERNEL_INPUTS
-        _need(any(set(narrow.inputs) & set(KERNEL_INPUTS[k]) for k, w in pipeline.items() if w > 0), where,
-              "pipeline_draw.inputs: no kernel of the profile takes any of them")
+    narrow = _narrowing(raw["pipeline_draw"], where, pipeline) if "pipeline_draw" in raw else None
     weights = _weights(raw["weights"], where, "weights") if "weights" in raw else {}
     for ins in weights:
         _need(ins in isa.table(), where, f"weights: '{ins}' is not an instruction in golden/isa.yaml")

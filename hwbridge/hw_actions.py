@@ -16,7 +16,8 @@ from . import hw_rv32 as rv
 _DRAIN = rv.li_words(rv.T6, M.PC_BUF_TENSIX_SYNC) + (rv.lw(rv.T6, rv.T6, 0),)
 
 
-def _drain(p: rv.Program) -> None:
+def drain(p: rv.Program) -> None:
+    """Wait until every Tensix instruction the thread pushed has completed (a load from PC_BUF's sync address)."""
     p.words.extend(_DRAIN)
 
 
@@ -45,7 +46,7 @@ def emit(p: rv.Program, t: int, a: RiscvAction, label: str, cfg_readable: frozen
     """TRISC t's code for one action (``label`` makes its loop labels unique); ``cfg_readable``: the Config
     words a RISC load can read on this platform (a cfg store to any other is fenced, not read back)."""
     f = a.fields
-    _drain(p)
+    drain(p)
     if a.kind == "cfg":
         addr = M.CFG_BASE + 4 * f.index
         if f.mask is None:

@@ -23,6 +23,7 @@ from golden.state import COLS, DEST_ROWS, GPRS, L1_SIZE, REPLAY_BUFFER, SEMAPHOR
 from tensix_diff.case import Case
 
 from . import hw_actions
+from .hw_actions import drain
 from . import hw_map as M
 from . import hw_rv32 as rv
 from .hw_platform import Platform
@@ -181,13 +182,6 @@ def _frontend(p: rv.Program) -> None:
     p.tensix(_t("MOP_CFG", zmask_hi16=0))
 
 
-_DRAIN = rv.li_words(rv.T6, M.PC_BUF_TENSIX_SYNC) + (rv.lw(rv.T6, rv.T6, 0),)
-
-
-def _drain(p: rv.Program) -> None:
-    p.words.extend(_DRAIN)
-
-
 def _store_words(p: rv.Program, base: int, values: list[tuple[int, int]]) -> None:
     """sw values[i] = (offset, value) relative to base."""
     out = p.words
@@ -246,11 +240,11 @@ def _config(p: rv.Program, values: dict[int, dict[int, int]], plat: Platform, on
             if not v1.get(idx, 0):
                 p.tensix(_t("WRCFG", gpraddress=63, wr128b=0, cfgreg=idx))
     for idx in set1:
-        _drain(p)
+        drain(p)
         p.li(rv.T1, v1[idx]).emit(rv.sw(rv.T1, rv.T0, 4 * 63))
         p.tensix(_t("WRCFG", gpraddress=63, wr128b=0, cfgreg=idx))
     p.tensix(_t("SETC16", setc16_reg=state_id.index, setc16_value=0))
-    _drain(p)
+    drain(p)
 
 
 def _dbus_bit(p: rv.Program, word_reg: int, bit: int, rd: int) -> None:
@@ -275,7 +269,7 @@ def _src_reset(p: rv.Program, plat: Platform) -> None:
         p.li(rv.S1, 8)                                                     # at most 8 rounds
         p.label(f"{name}_loop")
         p.emit(rv.addi(rv.S1, rv.S1, -1)).branch("beq", rv.S1, rv.ZERO, f"{name}_done")
-        _drain(p)
+        drain(p)
         p.li(rv.T1, M.DBG_BUS_ENABLE | rd << 25 | daisy << 16 | sig)
         p.emit(rv.sw(rv.T1, rv.S0, M.DBG_BUS_CTRL - M.DEBUG_REGS), rv.lw(rv.T1, rv.S0, M.DBG_RD_DATA - M.DEBUG_REGS),
                rv.sw(rv.ZERO, rv.S0, M.DBG_BUS_CTRL - M.DEBUG_REGS))
@@ -294,7 +288,7 @@ def _src_reset(p: rv.Program, plat: Platform) -> None:
         p.label(f"{name}_formats")
         p.tensix(handover).tensix(release).tensix(handover).tensix(release)
         p.label(f"{name}_done")
-    _drain(p)
+    drain(p)
 
 
 # SFPU power-on constants that SFPCONFIG can overwrite (LRegs 11..14), as ttsim's tensix_init sets them.
@@ -477,13 +471,13 @@ def _collect_config(p: rv.Program, reads: dict[int, list[int]]) -> None:
             chunk = idx1[start:start + GPRS]
             for g, idx in enumerate(chunk):
                 p.tensix(_t("RDCFG", gpraddress=g, cfgreg=idx))
-            _drain(p)
+            drain(p)
             p.li(rv.T0, M.REGFILE_BASE).li(rv.T2, out)
             for g in range(len(chunk)):
                 p.emit(rv.lw(rv.T1, rv.T0, 4 * g), rv.sw(rv.T1, rv.T2, 4 * g))
             out += 4 * len(chunk)
         p.tensix(_t("SETC16", setc16_reg=state_id.index, setc16_value=0))
-        _drain(p)
+        drain(p)
 
 
 # --- whole programs -----------------------------------------------------------------------------------
@@ -513,11 +507,11 @@ def _assemble_segment(kind: str, t: int, plat: Platform) -> bytes:
             _sfpu(p)
     elif kind == "barrier":
         _counters(p)
-        _drain(p)
+        drain(p)
         p.li(rv.T0, M.READY + 4 * t).li(rv.T1, 1).emit(rv.sw(rv.T1, rv.T0, 0))
         _wait_flags(p, M.READY, range(THREADS), "barrier")
     elif kind == "finish":
-        _drain(p)
+        drain(p)
         _copy_gprs(p, t)
         p.li(rv.T0, M.DONE + 4 * t).li(rv.T1, M.DONE_TOKEN).emit(rv.sw(rv.T1, rv.T0, 0))
         if t == 0:
