@@ -14,8 +14,8 @@ import time
 from generators.bulk import generate
 from generators.profiles import load_profile
 from hwbridge.golden_backend import GoldenBackend
-from hwbridge.hw_platform import load as load_platform
-from hwbridge.observation import required
+from hwbridge.hw.platform import load as load_platform
+from hwbridge.hw.observation import required
 from tensix_diff.effects import any_observed, observed_effects
 
 

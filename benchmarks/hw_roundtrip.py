@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from generators.bulk import generate  # noqa: E402
 from tensix_diff.case import Case, Init  # noqa: E402
-from hwbridge import hw_program, hw_readback  # noqa: E402
-from hwbridge.hw import HwBackend  # noqa: E402
+from hwbridge.hw import program as hw_program, readback as hw_readback  # noqa: E402
+from hwbridge.hw.backend import HwBackend  # noqa: E402
 
 
 def throughput(sim: str, cases: list, jobs: int) -> tuple[float, Counter, list[int], int, list]:
@@ -71,9 +71,9 @@ def phases(sim: str, cases: list) -> dict[str, float]:
     full collection that those new objects bring on would otherwise land in one of the 40 cases (about 23 ms,
     billed as ~0.6 ms a case to decode, where it happened to fall); collections the cases cause stay timed."""
     from hwbridge import hw_map as M
-    from hwbridge.hw_device import Device
-    from hwbridge.hw_simdir import simulator_path
-    from hwbridge.hw_platform import load
+    from hwbridge.hw.device import Device
+    from hwbridge.hw.simdir import simulator_path
+    from hwbridge.hw.platform import load
     plat = load("ttsim")
     dev = Device(str(simulator_path(sim)))
     acc: Counter = Counter()

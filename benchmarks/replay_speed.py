@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from golden import isa
-from hwbridge.base import Result
+from tensix_diff.result import Result
 from hwbridge.golden_backend import GoldenBackend
 from hwbridge.replay import ReplayBackend
 from tensix_diff.case import Case, Init, validate_shape

@@ -9,7 +9,7 @@ import argparse
 import time
 from pathlib import Path
 
-from hwbridge.hw_corpus import load_bundle
+from tensix_diff.bundle import load_bundle
 from hwbridge.replay import ReplayBackend
 from tensix_diff.store import Store
 

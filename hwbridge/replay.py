@@ -6,8 +6,8 @@ from pathlib import Path
 from tensix_diff.case import Case
 from tensix_diff.store import Store, StoreError
 
-from .base import MISSING, OK, STALE, Result
-from .observation import check_recorded
+from tensix_diff.result import MISSING, OK, STALE, Result
+from .hw.observation import check_recorded
 
 
 class ReplayBackend:
@@ -15,7 +15,7 @@ class ReplayBackend:
     ttsim; its provenance names the device); ``missing`` when nothing was recorded for this case, ``stale``
     when the case's name was recorded from a different version of the case. A corrupt recording raises
     ``StoreError`` naming the file; so does an ``ok`` recording that lacks anything its platform observes
-    for the case (hwbridge.observation), which would otherwise "match" on what is left."""
+    for the case (hwbridge.hw.observation), which would otherwise "match" on what is left."""
 
     name = "replay"
 

@@ -29,10 +29,10 @@ def get_backend(name: str, *, store=None, recordings: str | Path | None = None, 
         return ReplayBackend(root=store if store is not None else recordings, device=device)
     if name == "hw":
         try:
-            from hwbridge.hw import HwBackend
+            from hwbridge.hw.backend import HwBackend
         except ModuleNotFoundError as e:
-            if e.name == "hwbridge.hw":
-                raise BackendUnavailable("hw backend unavailable: hwbridge.hw is not in this tree") from None
+            if e.name == "hwbridge.hw.backend":
+                raise BackendUnavailable("hw backend unavailable: hwbridge.hw.backend is not in this tree") from None
             if e.name and (e.name.startswith("tt_") or "exalens" in e.name or "umd" in e.name):
                 raise BackendUnavailable(f"hw backend unavailable: cannot import {e.name}"
                                          " (install the .[hw] extra)") from None
@@ -70,7 +70,7 @@ def open_backend(name: str, *, recordings=None, simulator: str | None = None, de
 def run_case(backend, case):
     """backend.run(case) for a command: an unusable recording -> exit 2; an exception out of the hw backend
     is that device's failure (a device-error Result); anything else is a bug and propagates."""
-    from hwbridge.base import DEVICE_ERROR, Result
+    from tensix_diff.result import DEVICE_ERROR, Result
     from tensix_diff.store import StoreError
     try:
         return backend.run(case)

@@ -19,7 +19,7 @@ from pathlib import Path
 from generators import coverage_weights
 from generators.coverage_weights import is_mode_field, possible_classes, value_class
 from golden import isa
-from hwbridge.base import Result
+from tensix_diff.result import Result
 from tensix_diff.assess import assess
 from tensix_diff.case import Case, case_hash
 from tensix_diff.compare import DIVERGED, MATCHED
@@ -282,7 +282,7 @@ def html_report(cov: Coverage) -> str:
 def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: bool = True) -> list[Run]:
     """Run every case on golden, look up its recording, assess the pair, and for each match the
     instructions whose effect was observed (cached; both steps on ``jobs`` processes). Progress on stderr."""
-    from hwbridge.hw_corpus import load_any
+    from tensix_diff.bundle import load_any
     from tensix_cli.backends import open_backend
     global _ASSESS
     cases = load_any(paths)   # case files, directories and recorded fuzz bundles

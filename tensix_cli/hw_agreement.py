@@ -20,7 +20,7 @@ from pathlib import Path
 
 from golden import isa
 
-from hwbridge.base import OK, REFUSED
+from tensix_diff.result import OK, REFUSED
 
 from .progress import Progress, pooled
 
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     from tensix_diff.store import Store
 
-    from hwbridge.hw_corpus import load_any
+    from tensix_diff.bundle import load_any
     cases = load_any(args.cases or [str(p) for p in DEFAULT_PATHS])
     rows = evaluate(cases, Store(args.recordings), args.jobs)
     devices = Counter(r["device_kind"] for r in rows if r["device_kind"])

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
 from golden import isa
-from hwbridge.base import Result
+from tensix_diff.result import Result
 from tensix_cli.backends import open_backend, run_case
 from .progress import Progress
 from tensix_diff.case import Case, Init, case_hash, dump_case, load_case, without

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from hwbridge.hw_corpus import load_any
+from tensix_diff.bundle import load_any
 from tensix_diff.race import RANDOM_SCHEDULES, check
 
 from .backends import EXIT_USAGE, BackendFailure

@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from hwbridge.base import DEVICE_ERROR
+from tensix_diff.result import DEVICE_ERROR
 
 from .progress import Progress
 
@@ -55,8 +55,8 @@ def run(args) -> int:
     from tensix_diff.case import CaseError, case_hash
     from tensix_diff.store import Store
 
-    from hwbridge.hw import HwBackend
-    from hwbridge.hw_corpus import load_any
+    from hwbridge.hw.backend import HwBackend
+    from tensix_diff.bundle import load_any
 
     try:
         cases = load_any(args.cases or [REPO / "tests" / "corpus"])

@@ -11,10 +11,10 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from hwbridge.base import DEVICE_ERROR, MISSING, OK, STALE, Result
+from tensix_diff.result import DEVICE_ERROR, MISSING, OK, STALE, Result
 
 from .backends import BACKENDS, BackendFailure, judge_case, open_backend, run_case
-from hwbridge.hw_corpus import load_each
+from tensix_diff.bundle import load_each
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
 from tensix_diff.store import ENV_ROOT
 

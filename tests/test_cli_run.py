@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from hwbridge.base import Result
+from tensix_diff.result import Result
 from hwbridge.golden_backend import GoldenBackend
 from tensix_cli import backends, cli
 from tensix_diff.case import case_hash, load_case
@@ -153,7 +153,7 @@ def test_device_that_cannot_start_exit_3_and_missing_backend_exit_2(project, cap
     assert code == 3 and "hw backend failed to start" in err and err.count("\n") == 1
 
     def unavailable(name, **kw):
-        raise BackendUnavailable("hw backend unavailable: hwbridge.hw is not in this tree")
+        raise BackendUnavailable("hw backend unavailable: hwbridge.hw.backend is not in this tree")
     monkeypatch.setattr(backends, "get_backend", unavailable)
     code, _, err = main(capsys, "run", project / "cases", "--backend", "hw")
     assert code == 2 and err.count("\n") == 1

@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from hwbridge.base import Result
+from tensix_diff.result import Result
 from tensix_diff.compare import (DIVERGED, MATCHED, NothingCompared, compare, dest_bf16, dest_fp16, judge)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from golden import isa
-from hwbridge.base import OK, Result
+from tensix_diff.result import OK, Result
 from hwbridge.golden_backend import GoldenBackend
 from tensix_diff.case import Case, dump_case
 from tensix_cli.cli import main
@@ -223,7 +223,7 @@ def test_the_committed_corpus_is_measured_against_all_137_instructions(capsys, m
 
 
 def test_the_format_matrix_table_counts_verdicts_per_cell(tmp_path, capsys):
-    from hwbridge.hw_corpus import load_bundle, write_bundle
+    from tensix_diff.bundle import load_bundle, write_bundle
     source = Path(__file__).parent / "fuzz_corpus" / "ttsim-formats-s3001-part01.cases.jsonl.gz"
     bundle = tmp_path / "few.cases.jsonl.gz"
     write_bundle(bundle, load_bundle(source)[:6])

@@ -12,8 +12,8 @@ import pytest
 from generators.bulk import generate
 from generators.profiles import load_profile
 from hwbridge.golden_backend import GoldenBackend
-from hwbridge.hw_platform import load as load_platform
-from hwbridge.observation import required
+from hwbridge.hw.platform import load as load_platform
+from hwbridge.hw.observation import required
 from hwbridge.replay import ReplayBackend
 from tensix_diff.assess import NOTHING_OBSERVABLE, assess
 from tensix_diff.case import load_cases, parse_case

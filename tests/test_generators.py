@@ -234,7 +234,7 @@ def test_fuzz_write_cases_without_running(tmp_path, capsys):
 
 
 def test_fuzz_reports_divergences_with_case_seed(tmp_path, capsys, monkeypatch):
-    from hwbridge.base import Result
+    from tensix_diff.result import Result
     from tensix_cli import fuzz
 
     class Skewed:
@@ -322,7 +322,7 @@ def test_format_pairs_are_checked_when_a_profile_loads():
 
 
 def test_fuzz_writes_case_bundles_that_load_back(tmp_path, capsys):
-    from hwbridge.hw_corpus import load_bundle
+    from tensix_diff.bundle import load_bundle
     prefix = tmp_path / "b" / "ttsim-formats-s1"
     assert cli.main(["fuzz", "--profile", "formats", "--count", "3", "--seed", "1", "--no-run", "--bundle",
                      str(prefix), "--report", str(tmp_path / "r.json")]) == 0

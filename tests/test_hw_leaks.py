@@ -40,7 +40,7 @@ def hw(request):
     sim = _simulator(request.config)
     if not sim:
         pytest.skip("needs a Blackhole libttsim.so: pytest --backend=hw --simulator=PATH")
-    from hwbridge.hw import HwBackend
+    from hwbridge.hw.backend import HwBackend
     with HwBackend(simulator=sim) as backend:
         yield backend
 

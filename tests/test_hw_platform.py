@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from golden.state import ADC_UNITS
-from hwbridge.hw_platform import ADC_FIELDS, RWC_FIELDS, load
+from hwbridge.hw.platform import ADC_FIELDS, RWC_FIELDS, load
 
 PLATFORMS = ("ttsim", "blackhole")
 

@@ -12,9 +12,9 @@ import pytest
 
 from golden import isa
 from golden.state import DEST_ROWS, L1_SIZE, THREADS
-from hwbridge import hw_map as M
-from hwbridge import hw_program
-from hwbridge.hw_platform import load
+from hwbridge.hw import l1_map as M
+from hwbridge.hw import program as hw_program
+from hwbridge.hw.platform import load
 from tensix_diff.case import Case, Init, Observe
 
 TTSIM = load("ttsim")

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from golden.isa import assemble_line, to_stream
-from hwbridge import hw_rv32 as rv
+from hwbridge.hw import rv32 as rv
 
 
 @pytest.mark.parametrize("word, expected", [

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from golden import isa
-from hwbridge.base import DEVICE_ERROR, OK, REFUSED
+from tensix_diff.result import DEVICE_ERROR, OK, REFUSED
 from hwbridge.golden_backend import GoldenBackend
 from tensix_diff.case import Case, Init, Observe, dump_case
 from tensix_diff.compare import MATCHED, compare, judge
@@ -39,7 +39,7 @@ def sim_path(request):
 
 @pytest.fixture(scope="module")
 def hw(sim_path):
-    from hwbridge.hw import HwBackend
+    from hwbridge.hw.backend import HwBackend
     backend = HwBackend(sim_path)
     yield backend
     backend.close()

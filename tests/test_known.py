@@ -10,9 +10,9 @@ import pytest
 
 import golden.ops.adc as adc
 from golden import isa
-from hwbridge.base import OK, Result
+from tensix_diff.result import OK, Result
 from hwbridge.golden_backend import GoldenBackend
-from hwbridge.hw_corpus import load_bundle
+from tensix_diff.bundle import load_bundle
 from hwbridge.replay import ReplayBackend
 from tensix_diff.assess import assess
 from tensix_diff.case import Case, load_case

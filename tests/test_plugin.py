@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hwbridge.base import Result
+from tensix_diff.result import Result
 from hwbridge.golden_backend import GoldenBackend
 from tensix_diff.case import load_case
 from tensix_diff.store import Recording, Store

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from golden import isa
-from hwbridge.base import OK, Result
+from tensix_diff.result import OK, Result
 from hwbridge.golden_backend import GoldenBackend
 from tensix_cli.cli import main
 from tensix_diff.assess import RACY, assess

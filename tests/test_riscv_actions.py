@@ -8,11 +8,11 @@ from golden import isa
 from golden.core import Tensix
 from golden.errors import Hang, NotModelled, UndefinedBehaviour
 from golden.riscv import RiscvAction
-from hwbridge import hw_map as M
-from hwbridge import hw_program
-from hwbridge import hw_rv32 as rv
-from hwbridge.hw_corpus import from_canonical
-from hwbridge.hw_platform import load
+from hwbridge.hw import l1_map as M
+from hwbridge.hw import program as hw_program
+from hwbridge.hw import rv32 as rv
+from tensix_diff.bundle import from_canonical
+from hwbridge.hw.platform import load
 from tensix_diff.case import CaseError, Observe, canonical, case_hash, dump_case, parse_case, without
 from tensix_diff.golden_run import run_golden
 

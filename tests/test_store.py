@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from golden import isa
-from hwbridge.base import Result
+from tensix_diff.result import Result
 from hwbridge.golden_backend import GoldenBackend
 from hwbridge.replay import ReplayBackend
 from tensix_cli import store_cmd

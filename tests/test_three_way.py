@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from golden import isa
-from hwbridge.base import OK, Result
+from tensix_diff.result import OK, Result
 from hwbridge.golden_backend import GoldenBackend
 from tensix_diff.case import Case, dump_case
 from tensix_cli.cli import main

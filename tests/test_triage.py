@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from golden import isa
-from hwbridge.base import OK, Result
+from tensix_diff.result import OK, Result
 from hwbridge.golden_backend import GoldenBackend
 from planted_bug import SECTION, planted_addrmod_bug, planted_golden
 from tensix_diff.case import Case, Init

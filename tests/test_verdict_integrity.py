@@ -16,7 +16,7 @@ import pytest
 from golden import isa
 from golden.core import Tensix
 from golden.errors import NotModelled
-from hwbridge.base import OK, Result
+from tensix_diff.result import OK, Result
 from hwbridge.golden_backend import GoldenBackend
 from hwbridge.replay import ReplayBackend
 from tensix_diff.assess import NOTHING_OBSERVABLE, assess

@@ -12,7 +12,7 @@ import os
 import time
 from importlib import metadata
 
-from . import hw_map as M
+from . import l1_map as M
 
 CLOCK_FIRST, CLOCK_STEP, CLOCK_BIG, BIG_AFTER = 36_000, 2_000, 200_000, 200_000   # a case takes ~38-45K cycles
 

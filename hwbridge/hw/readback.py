@@ -5,9 +5,9 @@ import numpy as np
 
 from golden.state import COLS, DEST_ROWS, GPRS, THREADS
 
-from . import hw_map as M
-from .hw_platform import Platform
-from .hw_program import Job
+from . import l1_map as M
+from .platform import Platform
+from .program import Job
 
 
 def _words(block: bytes, addr: int, count: int) -> np.ndarray:

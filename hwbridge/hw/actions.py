@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from golden.riscv import RiscvAction
 
-from . import hw_map as M
-from . import hw_rv32 as rv
+from . import l1_map as M
+from . import rv32 as rv
 
 
 _DRAIN = rv.li_words(rv.T6, M.PC_BUF_TENSIX_SYNC) + (rv.lw(rv.T6, rv.T6, 0),)

@@ -5,7 +5,7 @@ because ttsim reports a fatal error by printing a line and exiting the process. 
 dead worker, a job that never finishes, or a device exception into a message; the next job gets a
 fresh worker.
 
-Workers are forked from a zygote: a fresh interpreter (``python -m hwbridge.hw_worker``; never a fork
+Workers are forked from a zygote: a fresh interpreter (``python -m hwbridge.hw.worker``; never a fork
 of the caller, and not multiprocessing's spawn, which re-imports the caller's main module) that has
 imported tt-umd and tt-exalens but opened nothing. Forking it costs milliseconds where a cold start
 costs about 0.4 s of imports; the simulator itself (which maps 32 GiB and cannot be forked once
@@ -40,7 +40,7 @@ class Reply:
 
 
 def _serve(conn: Connection, simulator: str | None, core: tuple[int, int] | None) -> None:
-    from hwbridge.hw_device import Device
+    from hwbridge.hw.device import Device
     try:
         dev = Device(simulator, core)
     except Exception as e:  # noqa: BLE001 - reported to the parent as a device error
@@ -64,7 +64,7 @@ def _zygote(ctl: Connection) -> None:
     """Preload the device stack, then fork one worker per request; the child's socket goes back by fd."""
     import tt_umd  # noqa: F401 - preloaded for the children
     import ttexalens.tt_exalens_init  # noqa: F401
-    import hwbridge.hw_device  # noqa: F401
+    import hwbridge.hw.device  # noqa: F401
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)     # children are reaped by the kernel
     ctl.send(("zygote", os.getpid()))
     while True:
@@ -115,9 +115,9 @@ class Zygote:
     def start(self, log_path: str) -> None:
         ours, theirs = socket.socketpair()
         env = dict(os.environ, **SINGLE_THREADED, PYTHONPATH=os.pathsep.join(
-            [str(Path(__file__).resolve().parents[1])] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+            [str(Path(__file__).resolve().parents[2])] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
         with open(log_path, "ab") as log:
-            self.proc = subprocess.Popen([sys.executable, "-m", "hwbridge.hw_worker", str(theirs.fileno())],
+            self.proc = subprocess.Popen([sys.executable, "-m", "hwbridge.hw.worker", str(theirs.fileno())],
                                          pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=log,
                                          stderr=log, env=env)
         theirs.close()

@@ -1,4 +1,4 @@
-"""Per-platform tables (hwbridge/platforms/*.yaml): what the hw backend can set and see on a device.
+"""Per-platform tables (hwbridge/hw/platforms/*.yaml): what the hw backend can set and see on a device.
 
 One code path serves silicon and ttsim; everything that differs between them (debug-bus bit layouts,
 readable/writable registers, who advances the clock) is data loaded here.
@@ -109,7 +109,7 @@ def load(name: str) -> Platform:
     if not path.exists():
         raise ValueError(f"unknown hw platform {name!r} (no {path.name} in {PLATFORM_DIR})")
     raw = yaml_tables.load(path)
-    regs = yaml_tables.load(Path(__file__).parents[1] / "golden" / "registers.yaml")
+    regs = yaml_tables.load(Path(__file__).parents[2] / "golden" / "registers.yaml")
     named_cfg, named_tcfg = sorted(regs["config"]), sorted(regs["thread_config"])
     special = frozenset(raw.get("config_special", []))
     return Platform(

@@ -2,7 +2,7 @@
 
 ``HwBackend(simulator=PATH)`` drives ttsim (a libttsim.so built outside this repository);
 ``HwBackend()`` takes the first card tt-exalens finds. Per-platform differences live in
-hwbridge/platforms/*.yaml; the program builder, worker and readback are shared.
+hwbridge/hw/platforms/*.yaml; the program builder, worker and readback are shared.
 
 Outcomes: ``ok`` with the observed state; ``refused`` when the harness or the platform cannot run the
 case (provenance ``refused_by``: ``harness`` before running, ``simulator`` when ttsim stopped on it with
@@ -21,11 +21,11 @@ from pathlib import Path
 from tensix_diff.case import Case
 from tensix_diff.store import harness_revision
 
-from . import hw_program, hw_readback
-from .base import DEVICE_ERROR, OK, REFUSED, Result
-from .hw_platform import Platform, load
-from .hw_simdir import file_sha256, simulator_path, simulator_version
-from .hw_worker import Worker
+from . import program as hw_program, readback as hw_readback
+from tensix_diff.result import DEVICE_ERROR, OK, REFUSED, Result
+from .platform import Platform, load
+from .simdir import file_sha256, simulator_path, simulator_version
+from .worker import Worker
 
 ENV_SIMULATOR = "TENSIX_DIFF_SIMULATOR"
 SIM_ERROR = re.compile(r"ERROR: (\w+)")

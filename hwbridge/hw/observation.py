@@ -12,8 +12,8 @@ from functools import cache
 from golden.state import DEST_ROWS, GPRS, THREADS
 from tensix_diff.case import Case
 
-from .hw_platform import Platform, load
-from .hw_program import config_reads
+from .platform import Platform, load
+from .program import config_reads
 
 
 @cache

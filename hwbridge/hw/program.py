@@ -22,11 +22,11 @@ from golden.registers import thread_config_field
 from golden.state import COLS, DEST_ROWS, GPRS, L1_SIZE, REPLAY_BUFFER, SEMAPHORES, THREADS
 from tensix_diff.case import Case
 
-from . import hw_actions
-from .hw_actions import drain
-from . import hw_map as M
-from . import hw_rv32 as rv
-from .hw_platform import Platform
+from . import actions as hw_actions
+from .actions import drain
+from . import l1_map as M
+from . import rv32 as rv
+from .platform import Platform
 
 MAX_CYCLES = 1_000_000     # simulated cycles before a case counts as hung (a case needs ~50K)
 
