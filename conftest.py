@@ -1,7 +1,8 @@
 """The tensix-diff pytest plugin (contract: Commands).
 
 Options: ``--backend=golden|replay|hw`` (default replay), ``--record-mode=none|new|all`` (hw only),
-``--simulator=PATH`` (hw on a libttsim.so), ``--recordings=DIR`` (replay store), ``--strict-recordings``.
+``--simulator=PATH`` (hw on a libttsim.so), ``--isolation=card|replace``, ``--device-id``, ``--core`` (hw),
+``--recordings=DIR`` (replay store), ``--strict-recordings``.
 Fixtures: ``backend`` (the selected Backend), ``golden_backend``, ``check_case`` (a function: run golden and
 the selected backend on a case and fail with a readable report unless they agree bit for bit).
 Curated cases ``tests/corpus/**/*.yaml`` are collected as tests named by case name. Hypothesis profiles:
@@ -51,6 +52,11 @@ def pytest_addoption(parser):
     g.addoption("--simulator-version", metavar="V", default=None,
                 help="ttsim release to label recordings with (default: $TENSIX_DIFF_SIMULATOR_VERSION or a"
                      " version file beside the .so)")
+    g.addoption("--isolation", choices=("card", "replace"), default=None,
+                help="hw: card (targeted clean-ups, the device is never replaced; the default on a card) or"
+                     " replace (a fresh simulator after a case that leaves state; the default on ttsim)")
+    g.addoption("--device-id", type=int, metavar="N", default=None, help="hw: which device (default: the lowest)")
+    g.addoption("--core", metavar="X,Y", default=None, help="hw: Tensix core in NOC0 coordinates (default: the first)")
     g.addoption("--recordings", metavar="DIR", default=None,
                 help="replay store directory (default: $TENSIX_DIFF_RECORDINGS or <repo>/recordings)")
     g.addoption("--allow-no-device", action="store_true",
@@ -101,9 +107,7 @@ class TensixDiffPlugin:
                 if self.backend_name == "replay":
                     self._backend = get_backend("replay", store=self.store, device=self.device)
                 elif self.backend_name == "hw":
-                    version = self.config.getoption("simulator_version")
-                    self._backend = get_backend("hw", simulator=self.simulator,
-                                                **({"simulator_version": version} if version else {}))
+                    self._backend = get_backend("hw", simulator=self.simulator, **self.hw_opts())
                 else:
                     self._backend = get_backend(self.backend_name)
             except BackendUnavailable as e:
@@ -117,6 +121,11 @@ class TensixDiffPlugin:
                                 returncode=2 if bad_path else 3)
                 self._no_device(f"no card found and no --simulator given ({type(e).__name__}: {first})")
         return self._backend
+
+    def hw_opts(self) -> dict:
+        """The hw backend's options given on the command line (besides --simulator)."""
+        names = ("simulator_version", "isolation", "device_id", "core")
+        return {n: v for n in names if (v := self.config.getoption(n)) is not None}
 
     def _no_device(self, why: str) -> None:
         """No device: skip when the user asked for that (--allow-no-device), else stop with one line."""

@@ -56,10 +56,11 @@ class BackendFailure(Exception):
         self.code = code
 
 
-def open_backend(name: str, *, recordings=None, simulator: str | None = None, device: str | None = None):
-    """get_backend for a command: unknown or unavailable backend -> exit 2, a device that cannot start -> 3."""
+def open_backend(name: str, *, recordings=None, hw: dict | None = None, device: str | None = None):
+    """get_backend for a command: unknown or unavailable backend -> exit 2, a device that cannot start -> 3.
+    ``hw``: HwBackend's options (tensix_cli.hw_options.hw_opts), used when ``name`` is hw."""
     try:
-        return get_backend(name, recordings=recordings, **({"simulator": simulator} if name == "hw" else {}),
+        return get_backend(name, recordings=recordings, **((hw or {}) if name == "hw" else {}),
                            **({"device": device} if name == "replay" else {}))
     except BackendUnavailable as e:
         raise BackendFailure(EXIT_USAGE, str(e)) from None

@@ -24,6 +24,7 @@ from generators.profiles import GOLDEN_ACCEPT, ProfileError, load_profile, profi
 from generators.program import NoInstructions
 from .backends import BACKENDS, BackendFailure, BackendUnavailable, get_backend, judge_case
 from tensix_diff.case import Case, case_hash, dump_case
+from .hw_options import add_hw_arguments, hw_opts
 from .progress import Progress
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
 from tensix_diff.report_html import campaign_html
@@ -57,9 +58,9 @@ def add_parser(sub) -> None:
     p.add_argument("--progress-every", type=int, metavar="N", help="also a progress line on stderr every N cases, "
                    "in pipes and logs too (a terminal shows a live count anyway; -q: neither)")
     p.add_argument("--recordings", metavar="DIR", help="replay store directory (default: the project's)")
-    p.add_argument("--simulator", metavar="PATH", help="hw backend: run on this libttsim.so instead of a card")
     p.add_argument("--limit", type=int, default=10, metavar="N", help="differences printed per divergence")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-divergence details, only names and summary")
+    add_hw_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -81,7 +82,7 @@ def _profile(args):
 def _backend(name: str, args):
     """Through this module's ``get_backend`` (tests substitute backends here)."""
     try:
-        return get_backend(name, recordings=args.recordings, **({"simulator": args.simulator} if name == "hw" else {}))
+        return get_backend(name, recordings=args.recordings, **(hw_opts(args) if name == "hw" else {}))
     except BackendUnavailable as e:
         raise _Fail(EXIT_USAGE, str(e)) from None
     except Exception as e:  # the device or simulator could not be brought up

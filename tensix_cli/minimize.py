@@ -20,6 +20,7 @@ from typing import Callable, Sequence, TypeVar
 from golden import isa
 from tensix_diff.result import Result
 from tensix_cli.backends import open_backend, run_case
+from tensix_cli.hw_options import add_hw_arguments, hw_opts
 from .progress import Progress
 from tensix_diff.case import Case, Init, case_hash, dump_case, load_case, without
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, MATCHED
@@ -405,17 +406,17 @@ def add_parser(sub) -> None:
                    help="replace instructions by NOP instead of deleting them (distance-dependent divergences)")
     p.add_argument("--strict", action="store_true", help="require the very same signature (default: the same "
                    "primary field and instruction class, downstream symptoms may go)")
-    p.add_argument("--simulator", metavar="PATH", help="hw backend: a libttsim.so instead of a card")
     p.add_argument("--recordings", metavar="DIR", help="replay store the replay backend reads (default: the project's)")
     p.add_argument("--record-into", metavar="DIR", help="put the minimal case's recording into this replay store "
                    "(default: a store directory MIN.recordings beside the output)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    add_hw_arguments(p)
     p.set_defaults(func=run)
 
 
 def _backend(name: str, args) -> Callable[[Case], Result]:
     """The named backend's run, with the commands' one-line failures (tensix_cli.backends)."""
-    backend = open_backend(name, recordings=args.recordings, simulator=args.simulator)
+    backend = open_backend(name, recordings=args.recordings, hw=hw_opts(args))
     return lambda case: run_case(backend, case)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tensix_diff.result import DEVICE_ERROR
 
+from .hw_options import add_hw_arguments, hw_opts
 from .progress import Progress
 
 EXIT_OK, EXIT_USAGE, EXIT_DEVICE = 0, 2, 3
@@ -27,28 +28,14 @@ def add_parser(sub) -> None:
     p = sub.add_parser("record", help="record cases on the hw backend (a card, or ttsim) into the replay store")
     p.add_argument("cases", nargs="*", metavar="CASE",
                    help="case YAML files, directories or *.cases.gz bundles (default: tests/corpus)")
-    p.add_argument("--simulator", metavar="PATH", help="record on this libttsim.so instead of a card")
-    p.add_argument("--simulator-version", metavar="V", help="ttsim release to label recordings with"
-                   " (default: $TENSIX_DIFF_SIMULATOR_VERSION or a version file beside the .so)")
-    p.add_argument("--core", metavar="X,Y", help="Tensix core in NOC0 coordinates (default: the first)")
     p.add_argument("--recordings", metavar="DIR", help="replay store directory (default: the project's)")
     p.add_argument("--mode", choices=("new", "all", "verify"), default="new",
                    help="new: only cases without a recording on this device (default); all: overwrite; verify: run"
                         " the recorded cases again and rewrite only those whose status or state changed")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="workers side by side (default: 1)")
     p.add_argument("-q", "--quiet", action="store_true", help="only problems and the summary")
+    add_hw_arguments(p)
     p.set_defaults(func=run)
-
-
-def _backend_opts(args) -> dict:
-    opts: dict = {}
-    if args.simulator:
-        opts["simulator"] = args.simulator
-    if args.simulator_version:
-        opts["simulator_version"] = args.simulator_version
-    if args.core:
-        opts["core"] = args.core
-    return opts
 
 
 def run(args) -> int:
@@ -69,7 +56,7 @@ def run(args) -> int:
         return EXIT_USAGE
     store = Store(args.recordings)
     try:
-        backends = [HwBackend(**_backend_opts(args)) for _ in range(max(1, args.jobs))]
+        backends = [HwBackend(**hw_opts(args)) for _ in range(max(1, args.jobs))]
     except Exception as e:  # noqa: BLE001 - the device could not be brought up
         print(f"tensix-diff: error: hw backend failed to start: {type(e).__name__}: {e}", file=sys.stderr)
         return EXIT_DEVICE

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tensix_diff.result import DEVICE_ERROR, MISSING, OK, STALE, Result
 
+from .hw_options import add_hw_arguments, hw_opts
 from .backends import BACKENDS, BackendFailure, judge_case, open_backend, run_case
 from tensix_diff.bundle import load_each
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
@@ -31,7 +32,6 @@ def add_parser(sub) -> None:
     p.add_argument("--dump", metavar="OUT.json", help="write the observed state of the first case (contract dump)")
     p.add_argument("--recordings", metavar="DIR", help=f"replay store directory (default: ${ENV_ROOT} or ./recordings"
                    " of the repository)")
-    p.add_argument("--simulator", metavar="PATH", help="hw backend: run on this libttsim.so instead of a card")
     p.add_argument("--device", metavar="NAME", help="replay: whose recordings, a device ('ttsim 1.10.0') or kind"
                    " ('ttsim'); default: silicon if recorded, else the newest ttsim")
     p.add_argument("--three-way", action="store_true",
@@ -40,6 +40,7 @@ def add_parser(sub) -> None:
     p.add_argument("--html", metavar="OUT.html", help="with --three-way: also write the table as a page")
     p.add_argument("--limit", type=int, default=20, metavar="N", help="differences listed per divergent case")
     p.add_argument("-q", "--quiet", action="store_true", help="only divergences and the summary line")
+    add_hw_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -109,8 +110,8 @@ def run(args) -> int:
     if args.three_way:
         return run_three_way(cases, args)
     solo = args.backend == args.against
-    test = open_backend(args.backend, recordings=args.recordings, simulator=args.simulator, device=args.device)
-    ref = None if solo else open_backend(args.against, recordings=args.recordings, simulator=args.simulator,
+    test = open_backend(args.backend, recordings=args.recordings, hw=hw_opts(args), device=args.device)
+    ref = None if solo else open_backend(args.against, recordings=args.recordings, hw=hw_opts(args),
                                          device=args.device)
     outcomes: Counter = Counter()
     whys: Counter = Counter()

@@ -8,7 +8,11 @@ Outcomes: ``ok`` with the observed state; ``refused`` when the harness or the pl
 case (provenance ``refused_by``: ``harness`` before running, ``simulator`` when ttsim stopped on it with
 its ERROR line, which is deterministic); ``hang`` when the simulated core did not finish within the
 cycle budget; ``device-error`` for anything else (a worker that died without a word, a wall-clock
-timeout, an exception in the device layer). After anything but ``ok`` the worker is restarted.
+timeout, an exception in the device layer).
+
+Isolation (``isolation=``): ``replace`` (the default on ttsim) starts a fresh simulator after a case that may
+have left state and after anything but ``ok``; ``card`` (the default, and the only choice, on a card) never
+replaces the device: each case must leave the core as the next one needs it.
 """
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ from .worker import Worker
 
 ENV_SIMULATOR = "TENSIX_DIFF_SIMULATOR"
 SIM_ERROR = re.compile(r"ERROR: (\w+)")
+ISOLATIONS = ("card", "replace")
 
 
 def _core(text) -> tuple[int, int] | None:
@@ -54,7 +59,14 @@ class HwBackend:
         else:
             self.device = "blackhole silicon"
             self.device_extra = {}
-        self.worker = Worker(self.sim_path, _core(opts.get("core")), self.timeout)
+        self.isolation = opts.get("isolation") or ("replace" if simulator else "card")
+        if self.isolation not in ISOLATIONS:
+            raise ValueError(f"unknown isolation {self.isolation!r} (choose from {', '.join(ISOLATIONS)})")
+        if self.isolation == "replace" and not simulator:
+            raise ValueError("isolation 'replace' needs a simulator: a card cannot be replaced")
+        self.device_id = opts.get("device_id")
+        self.worker = Worker(self.sim_path, _core(opts.get("core")), self.timeout,
+                             replace=self.isolation == "replace", device_id=self.device_id)
         atexit.register(self.close)      # workers, the zygote and its log go when the process ends
         self._pid = self._last_pid = None
         self._left: list[str] = []      # what the previous case may have left (a card only)
@@ -71,6 +83,7 @@ class HwBackend:
             "exalens": info.get("tt_exalens"),
             "umd": info.get("tt_umd"),
             "core": "noc0 {},{}".format(*info["core_noc0"]) if info.get("core_noc0") else None,
+            "isolation_mode": self.isolation,
             "harness": harness_revision(),
             "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             **self.device_extra,
@@ -111,7 +124,7 @@ class HwBackend:
         if self.worker.conn is None:
             self.worker.start()
         pid, self._pid = self.worker.pid, self.worker.pid
-        if self.sim_path and pid != self._last_pid:
+        if self.isolation == "replace" and pid != self._last_pid:
             return "fresh simulator"
         return "reset prologue" + (f"; the previous case may have left {', '.join(self._left)}" if self._left else "")
 
@@ -120,7 +133,7 @@ class HwBackend:
         reset (hw_program.LEFTOVER_STATE); on a card that is not possible, and the next case says so."""
         self._last_pid = self._pid
         self._left = hw_program.leftover_state(case)
-        if self._left and self.sim_path:
+        if self._left and self.isolation == "replace":
             self.worker.stop()
             self.worker.start(wait=False)
             self._left = []

@@ -25,13 +25,16 @@ def _version(dist: str) -> str:
 
 
 class Device:
-    def __init__(self, simulator: str | None = None, core: tuple[int, int] | None = None):
+    def __init__(self, simulator: str | None = None, core: tuple[int, int] | None = None, device_id: int | None = None):
         import tt_umd
         from ttexalens.tt_exalens_init import init_ttexalens
 
         self.simulator = simulator
         self.ctx = init_ttexalens(simulation_directory=simulator) if simulator else init_ttexalens()
-        umd_dev = self.ctx.umd_api.devices[min(self.ctx.device_ids)]   # skip tt-exalens's register tables
+        if device_id is not None and device_id not in self.ctx.device_ids:
+            raise ValueError(f"no device {device_id} (tt-exalens found {sorted(self.ctx.device_ids)})")
+        device_id = min(self.ctx.device_ids) if device_id is None else device_id
+        umd_dev = self.ctx.umd_api.devices[device_id]   # skip tt-exalens's register tables
         if not simulator and umd_dev.is_simulation:
             # with no card, tt-exalens attaches to any running simulation server: never label that silicon
             raise RuntimeError("no card found (tt-exalens offered a running simulation instead; pass --simulator)")

@@ -39,10 +39,10 @@ class Reply:
     message: str = ""
 
 
-def _serve(conn: Connection, simulator: str | None, core: tuple[int, int] | None) -> None:
+def _serve(conn: Connection, simulator: str | None, core: tuple[int, int] | None, device_id: int | None) -> None:
     from hwbridge.hw.device import Device
     try:
-        dev = Device(simulator, core)
+        dev = Device(simulator, core, device_id)
     except Exception as e:  # noqa: BLE001 - reported to the parent as a device error
         conn.send(("error", f"cannot open the device: {type(e).__name__}: {e}"))
         return
@@ -69,7 +69,7 @@ def _zygote(ctl: Connection) -> None:
     ctl.send(("zygote", os.getpid()))
     while True:
         try:
-            _, log_path, simulator, core = ctl.recv()
+            _, log_path, simulator, core, device_id = ctl.recv()
         except EOFError:
             return
         ours, theirs = socket.socketpair()
@@ -85,7 +85,7 @@ def _zygote(ctl: Connection) -> None:
                 private = worker_tmp(os.getpid())      # tt-umd's simulation server directory goes here
                 os.makedirs(private, exist_ok=True)
                 os.environ["TMPDIR"] = private
-                _serve(Connection(theirs.detach()), simulator, core)
+                _serve(Connection(theirs.detach()), simulator, core, device_id)
             finally:
                 os._exit(0)
         theirs.close()
@@ -130,8 +130,9 @@ class Zygote:
         except EOFError:
             raise RuntimeError("the device zygote exited while importing tt-umd/tt-exalens (see its log)") from None
 
-    def fork(self, log_path: str, simulator: str | None, core: tuple[int, int] | None) -> tuple[Connection, int]:
-        self.ctl.send(("fork", log_path, simulator, core))
+    def fork(self, log_path: str, simulator: str | None, core: tuple[int, int] | None,
+             device_id: int | None = None) -> tuple[Connection, int]:
+        self.ctl.send(("fork", log_path, simulator, core, device_id))
         fd = recv_handle(self.ctl)
         return Connection(fd), self.ctl.recv()
 
@@ -152,12 +153,17 @@ class Zygote:
 class Worker:
     """A restartable device worker. ``run`` never raises for device trouble; it returns a Reply.
 
-    Under a simulator one spare worker (its own simulator, ~50 MB resident) is kept opening in the
-    background, so replacing a worker that died costs no device start-up on the critical path. A card
-    is never opened twice: no spare there."""
+    With ``replace`` (a simulator only) a job that fails or times out ends the worker and the next job gets a
+    fresh one, and one spare worker (its own simulator, ~50 MB resident) is kept opening in the background,
+    so a replacement costs no device start-up on the critical path. Without it (a card, or ttsim under card
+    constraints) the worker and its device stay after a failed job; only a worker process that died is
+    started again (on a card that reopens the same device, whose state the death did not reset)."""
 
-    def __init__(self, simulator: str | None, core: tuple[int, int] | None = None, timeout: float = 60.0):
+    def __init__(self, simulator: str | None, core: tuple[int, int] | None = None, timeout: float = 60.0,
+                 replace: bool | None = None, device_id: int | None = None):
         self.simulator, self.core, self.timeout = simulator, core, timeout
+        self.replace = bool(simulator) if replace is None else replace
+        self.device_id = device_id
         self.zygote = Zygote()
         self.conn: Connection | None = None
         self.pid: int | None = None
@@ -184,12 +190,12 @@ class Worker:
         if self._spare is not None:
             (self.conn, self.pid), self._spare = self._spare, None
         else:
-            self.conn, self.pid = self.zygote.fork(self.log_path, self.simulator, self.core)
+            self.conn, self.pid = self.zygote.fork(self.log_path, self.simulator, self.core, self.device_id)
             self._forked.append(self.pid)
         self.starts += 1
         self._pending = True
-        if self.simulator:
-            self._spare = self.zygote.fork(self.log_path, self.simulator, self.core)
+        if self.replace:
+            self._spare = self.zygote.fork(self.log_path, self.simulator, self.core, self.device_id)
             self._forked.append(self._spare[1])
         if wait:
             self._ready()
@@ -268,7 +274,7 @@ class Worker:
         try:
             self.conn.send(("run", payload, timeout))
             if not self.conn.poll(timeout + 10.0):
-                self.stop()
+                self.stop()       # the worker itself is stuck: only its process can go
                 return Reply("timeout", message=f"timeout: no answer from the device within {timeout + 10:g} s")
             msg = self.conn.recv()
         except (EOFError, OSError):
@@ -278,8 +284,9 @@ class Worker:
             return reply
         if msg[0] == "ok":
             return Reply("ok", blobs=msg[1], cycles=msg[2])
-        self.stop()           # the core may still be busy: the next job gets a fresh worker
-        self._respawn()
+        if self.replace:          # the core may still be busy: the next job gets a fresh worker
+            self.stop()
+            self._respawn()
         return Reply("timeout" if msg[0] == "timeout" else "error", message=msg[1])
 
     def _respawn(self) -> None:
