@@ -6,19 +6,11 @@ from types import SimpleNamespace
 from typing import Callable, Iterator, Sequence
 
 from . import isa
-from .errors import GoldenError, Hang, NotModelled
+from .errors import Blocked, GoldenError, Hang, NotModelled
 from .ops import ENGAGED, FRONTEND, PRE_ISSUE, load_all
 from .registers import RegField, fields, thread_config_field
 from .riscv import interleave
 from .state import THREADS, TensixState
-
-
-class Blocked(Exception):
-    """Raised by a handler, before any side effect, when its thread must wait; the scheduler retries later."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass(frozen=True)

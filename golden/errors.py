@@ -2,6 +2,14 @@
 from __future__ import annotations
 
 
+class Blocked(Exception):
+    """Raised by a handler, before any side effect, when its thread must wait; the scheduler retries later."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
 class GoldenError(Exception):
     """Base of every error golden raises while executing a case."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-from .errors import NotModelled, UndefinedBehaviour
+from .errors import Blocked, NotModelled, UndefinedBehaviour
 from .ops.config import GLOBAL_BASE, STATE_RESET, _check_index, word_mask
 from .registers import CONFIG_STATES
 from .state import GPRS, L1_SIZE, MOP_CFG_WORDS, SEMAPHORES, THREADS
@@ -39,7 +39,7 @@ KINDS: dict[str, tuple[str, ...]] = {
 @dataclass(frozen=True)
 class RiscvAction:
     """One RISC-V action. It travels in a thread's stream beside decoded Tensix words: ``word`` and ``ins``
-    are None, ``handler(m, t, fields)`` carries it out (it may raise core.Blocked, as an instruction does)."""
+    are None, ``handler(m, t, fields)`` carries it out (it may raise errors.Blocked, as an instruction does)."""
     kind: str
     args: tuple
 
@@ -111,11 +111,6 @@ def check(a: RiscvAction, t: int) -> None:
 
 
 # --- what each action does --------------------------------------------------------------------------------
-def _blocked(reason: str):
-    from .core import Blocked        # core imports the op modules; this module is imported after it
-    return Blocked(reason)
-
-
 def cfg(m, t, f) -> None:
     """RISC-V store to the Config window: state 0 (ttsim maps the window onto bank 0), named-field bits
     only, GLOBAL words in both states; with ``mask`` a read-modify-write of those bits."""
@@ -163,7 +158,7 @@ def sem_wait(m, t, f) -> None:
     """The RISC-V polls a PC_BUF semaphore read until the condition holds."""
     v = m.s.semaphores[f.sem].value
     if not SEM_OPS[f.op](v, f.value):
-        raise _blocked(f"RISC-V polls semaphore {f.sem} (now {v}) until {f.op} {f.value}")
+        raise Blocked(f"RISC-V polls semaphore {f.sem} (now {v}) until {f.op} {f.value}")
 
 
 def mailbox_write(m, t, f) -> None:
@@ -181,7 +176,7 @@ def mailbox_read(m, t, f) -> None:
     it into this thread's GPR."""
     key = (getattr(f, "from"), t)
     if key not in m.s.mailboxes:
-        raise _blocked(f"RISC-V reads the mailbox from thread {key[0]}, which is empty")
+        raise Blocked(f"RISC-V reads the mailbox from thread {key[0]}, which is empty")
     m.s.gpr[t][f.gpr] = m.s.mailboxes.pop(key)
 
 

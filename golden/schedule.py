@@ -4,7 +4,7 @@ fixed order (each thread runs until it finishes or blocks, thread 0 first).
 On a card the three Tensix threads issue concurrently and their relative timing is not fixed, so a case is
 only meaningful when its observed state does not depend on the interleaving. A schedule picks, at every
 step, which runnable thread issues next and for how many instructions (its quantum). Blocking follows the
-same rules as core.run: an instruction that raises core.Blocked (SEMWAIT, STALLWAIT, ATGETM, valid-bit
+same rules as core.run: an instruction that raises errors.Blocked (SEMWAIT, STALLWAIT, ATGETM, valid-bit
 handshakes) is retried after other threads move; when no thread can move the case hangs.
 """
 from __future__ import annotations
@@ -14,7 +14,8 @@ import random
 from dataclasses import dataclass
 from typing import Sequence
 
-from .core import Blocked, Tensix, decode
+from .core import Tensix, decode
+from .errors import Blocked
 from .errors import Hang
 from .state import THREADS
 

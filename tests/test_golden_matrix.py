@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from golden import fpu_formats as ff
-from golden.core import Blocked, Tensix, decode
+from golden.core import Tensix, decode
+from golden.errors import Blocked
 from golden.errors import Hang, NotModelled, UndefinedBehaviour
 from golden.isa import encode
 from golden.registers import config_field, thread_config_field

@@ -9,7 +9,8 @@ import struct
 import pytest
 
 from golden import fpu_formats as ff
-from golden.core import Blocked, decode
+from golden.core import decode
+from golden.errors import Blocked
 from golden.errors import Hang, NotModelled, UndefinedBehaviour
 from golden.isa import encode
 from golden.ops import load_all

@@ -34,7 +34,7 @@ def semantics(name: str) -> Callable[[Handler], Handler]:
 
 
 def pre_issue(fn: Handler) -> Handler:
-    """Register ``fn(m, t, decoded)``, run before each instruction's semantics; it may raise core.Blocked."""
+    """Register ``fn(m, t, decoded)``, run before each instruction's semantics; it may raise errors.Blocked."""
     PRE_ISSUE.append(fn)
     return fn
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import fpu_formats as ff
 from .. import fpu_math as fm
-from ..core import Blocked
+from ..errors import Blocked
 from ..dest_view import DstView
 from ..errors import NotModelled, UndefinedBehaviour
 from ..registers import config_field, thread_config_field

@@ -8,7 +8,7 @@ data-valid bit. A Src cell is 19 bits: sign 18, mantissa 17:8, exponent 7:0 (gol
 """
 from __future__ import annotations
 
-from ..core import Blocked
+from ..errors import Blocked
 from ..errors import NotModelled, UndefinedBehaviour
 from ..registers import config_field, thread_config_field
 from ..state import MATRIX_UNIT, UNPACKERS, SrcFile

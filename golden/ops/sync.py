@@ -8,13 +8,13 @@ mutexes 0, 2, 3, 4 (assembly.yaml; ttsim holds five).
 
 Sequential model: STALLWAIT / SEMWAIT latch a wait in the thread's Wait Gate; each later instruction of
 that thread first re-evaluates the latch (forgotten once its conditions hold) and, if the block mask
-covers the instruction's unit, waits (core.Blocked; a wait nothing can satisfy ends as Hang). Pipeline-busy
+covers the instruction's unit, waits (errors.Blocked; a wait nothing can satisfy ends as Hang). Pipeline-busy
 conditions always hold here (nothing is ever in flight); Src bank ownership (C5..C8) and semaphores are
 real state and can block.
 """
 from __future__ import annotations
 
-from ..core import Blocked
+from ..errors import Blocked
 from ..errors import NotModelled, UndefinedBehaviour
 from ..isa import table
 from ..state import MATRIX_UNIT, SEMAPHORES, UNPACKERS, LatchedWait

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import pack_formats as pf
-from ..core import Blocked
+from ..errors import Blocked
 from ..dest_view import DstView, config_word
 from ..errors import NotModelled, UndefinedBehaviour
 from ..registers import config_field, thread_config_field
