@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tensix_cli.backends import BACKENDS, BackendUnavailable, get_backend
+from tensix_cli.backends import BACKENDS, BackendUnavailable, BadOption, get_backend
 from tensix_diff.case import CASE_SUFFIXES, Case, CaseError, case_hash, load_case
 from tensix_diff.assess import assess, registry
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
@@ -110,6 +110,8 @@ class TensixDiffPlugin:
                     self._backend = get_backend("hw", simulator=self.simulator, **self.hw_opts())
                 else:
                     self._backend = get_backend(self.backend_name)
+            except BadOption as e:
+                pytest.exit(f"tensix-diff: {e}", returncode=2)
             except BackendUnavailable as e:
                 self._no_device(f"no device configured: {e}")
             except Exception as e:
@@ -255,6 +257,13 @@ def pytest_configure(config):
         raise pytest.UsageError("--record-mode records what a device returned: it needs --backend=hw")
     if config.getoption("simulator") and config.getoption("backend") != "hw":
         raise pytest.UsageError("--simulator is for the hw backend: add --backend=hw")
+    if config.getoption("simulator"):
+        from hwbridge.hw.errors import OptionError
+        from hwbridge.hw.simdir import check_simulator
+        try:
+            check_simulator(config.getoption("simulator"))
+        except OptionError as e:
+            raise pytest.UsageError(str(e)) from None
     config.pluginmanager.register(TensixDiffPlugin(config), "tensix_diff")
     os.environ["TENSIX_DIFF_BACKEND"] = config.getoption("backend")   # strategies choose what they draw from
     if (config.getoption("backend") == "hw" and "HYPOTHESIS_PROFILE" not in os.environ

@@ -3,11 +3,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .exits import EXIT_DEVICE, EXIT_USAGE, BackendFailure
+
 BACKENDS = ("golden", "replay", "hw")
 
 
 class BackendUnavailable(RuntimeError):
     """The named backend cannot be set up here (unknown name, hw module or device missing): one line."""
+
+
+class BadOption(BackendUnavailable):
+    """An option the user gave the backend cannot be used (a wrong --simulator path, --core, ...): one line."""
 
 
 def get_backend(name: str, *, store=None, recordings: str | Path | None = None, simulator: str | None = None,
@@ -37,23 +43,17 @@ def get_backend(name: str, *, store=None, recordings: str | Path | None = None, 
                 raise BackendUnavailable(f"hw backend unavailable: cannot import {e.name}"
                                          " (install the .[hw] extra)") from None
             raise
+        from hwbridge.hw.errors import OptionError
         if simulator is not None:
             opts["simulator"] = simulator
-        return HwBackend(**opts)
+        try:
+            return HwBackend(**opts)
+        except OptionError as e:
+            raise BadOption(str(e)) from None
     raise BackendUnavailable(f"unknown backend '{name}' (choose from {', '.join(BACKENDS)})")
 
 
 # --- for commands: one-line failures with the contract's exit codes -----------------------------------
-
-EXIT_USAGE, EXIT_DEVICE = 2, 3
-
-
-class BackendFailure(Exception):
-    """A command cannot go on: ``code`` is the exit status (2 bad input, 3 device), the message one line."""
-
-    def __init__(self, code: int, message: str):
-        super().__init__(message)
-        self.code = code
 
 
 def open_backend(name: str, *, recordings=None, hw: dict | None = None, device: str | None = None):

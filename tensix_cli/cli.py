@@ -11,7 +11,7 @@ import sys
 
 from golden import isa
 
-EXIT_OK, EXIT_DIVERGED, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 3
+from .exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, BackendFailure, UsageError
 
 # Subcommand modules; a module missing from the tree is skipped, so commands land independently.
 COMMAND_MODULES = (
@@ -23,10 +23,6 @@ COMMAND_MODULES = (
     "tensix_cli.store_cmd",
     "tensix_cli.race_cmd",
 )
-
-
-class UsageError(Exception):
-    """Bad input from the user: printed as one line, exit 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,6 +54,7 @@ COMMAND_OF = {"run": "tensix_cli.run_cmd", "fuzz": "tensix_cli.fuzz", "record": 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser; with ``only`` (a command name) just the built-in commands and that command's module."""
     p = _Parser(prog="tensix-diff", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="store_true", help="print the package, golden and hw stack versions")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     a = sub.add_parser("asm", help="assemble instruction text to 32-bit Tensix words")
     a.add_argument("text", help='e.g. "SETRWC bitmask=15"; several separated by ";"')
@@ -79,9 +76,27 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
+def _version() -> str:
+    """``--version``: the package, golden's source digest and git revision, and the hw stack when installed."""
+    from importlib import metadata
+
+    from golden.revision import source_digest
+    from tensix_diff.store import harness_revision
+
+    def of(dist: str) -> str:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+    return (f"tensix-diff {of('tensix-diff')}\ngolden {source_digest()} (harness {harness_revision()})\n"
+            f"tt-exalens {of('tt-exalens')}\ntt-umd {of('tt-umd')}")
+
+
 def main(argv: list[str] | None = None) -> int:
-    from .backends import BackendFailure
     args_in = sys.argv[1:] if argv is None else list(argv)
+    if args_in[:1] == ["--version"]:
+        print(_version())
+        return EXIT_OK
     first = next((a for a in args_in if not a.startswith("-")), None)
     only = first if first in COMMAND_OF or first in ("asm", "disasm") else None
     try:
@@ -95,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         return e.code
     except KeyboardInterrupt:
         print("tensix-diff: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as e:
         case = sys.modules.get("tensix_diff.case")   # loaded by any command that reads cases (not by disasm)
         if case is None or not isinstance(e, case.CaseError):

@@ -30,7 +30,7 @@ from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPA
 from tensix_diff.report_html import campaign_html
 from tensix_diff.triage import CampaignTriage
 
-EXIT_OK, EXIT_DIVERGED, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 3
+from .exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE
 _Fail = BackendFailure   # a one-line failure with its exit status
 ERRORS_LISTED = 200
 

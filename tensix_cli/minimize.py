@@ -421,7 +421,7 @@ def _backend(name: str, args) -> Callable[[Case], Result]:
 
 
 def run(args) -> int:
-    from tensix_cli.cli import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, UsageError
+    from tensix_cli.exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, UsageError
     if args.max_runs < 1:
         raise UsageError("minimize: --max-runs must be at least 1")
     case = load_case(args.case)

@@ -1,6 +1,6 @@
 """`tensix-diff record [CASE...]`: run cases on the hw backend and write what it returned into the replay store.
 
-Cases are YAML files, directories of them, or case bundles (``*.cases.gz``); the default is the curated
+Cases are YAML files, directories of them, or case bundles (``*.cases.jsonl.gz``); the default is the curated
 corpus ``tests/corpus``. ``--simulator PATH`` records on ttsim (labelled ``ttsim <version>``), otherwise on
 the first card found. Device errors are never recorded (the store refuses them); they are listed and make
 the exit status 3. ``--jobs N`` runs N workers (each its own simulator) side by side.
@@ -20,14 +20,14 @@ from tensix_diff.result import DEVICE_ERROR
 from .hw_options import add_hw_arguments, hw_opts
 from .progress import Progress
 
-EXIT_OK, EXIT_USAGE, EXIT_DEVICE = 0, 2, 3
+from .exits import EXIT_DEVICE, EXIT_OK, EXIT_USAGE
 REPO = Path(__file__).resolve().parents[1]
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("record", help="record cases on the hw backend (a card, or ttsim) into the replay store")
     p.add_argument("cases", nargs="*", metavar="CASE",
-                   help="case YAML files, directories or *.cases.gz bundles (default: tests/corpus)")
+                   help="case YAML files, directories or *.cases.jsonl.gz bundles (default: tests/corpus)")
     p.add_argument("--recordings", metavar="DIR", help="replay store directory (default: the project's)")
     p.add_argument("--mode", choices=("new", "all", "verify"), default="new",
                    help="new: only cases without a recording on this device (default); all: overwrite; verify: run"

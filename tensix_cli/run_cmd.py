@@ -19,7 +19,7 @@ from tensix_diff.bundle import load_each
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
 from tensix_diff.store import ENV_ROOT
 
-EXIT_OK, EXIT_DIVERGED, EXIT_USAGE, EXIT_DEVICE = 0, 1, 2, 3
+from .exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE
 SOLO_FINE = (OK, "hang")   # a single backend's outcomes that are answers, not failures to answer
 
 
@@ -97,6 +97,8 @@ def run_three_way(cases, args) -> int:
 
 def run(args) -> int:
     cases, problems = load_each(args.cases)       # case files, directories, *.cases.jsonl.gz bundles
+    if problems and not cases:                     # nothing to run: the reason is the one line
+        raise BackendFailure(EXIT_USAGE, problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     for line in problems:                          # a bad file is reported; the others still run
         print(f"ERROR {line}")
     seen: dict[str, str] = {}
@@ -105,8 +107,7 @@ def run(args) -> int:
             raise BackendFailure(EXIT_USAGE, f"{c.source}: case name '{c.name}' is already used by {seen[c.name]}")
         seen[c.name] = c.source
     if not cases:
-        raise BackendFailure(EXIT_USAGE, f"no case files in {' '.join(args.cases)}"
-                             + (f" ({len(problems)} could not be read)" if problems else ""))
+        raise BackendFailure(EXIT_USAGE, f"no case files in {' '.join(args.cases)}")
     if args.three_way:
         return run_three_way(cases, args)
     solo = args.backend == args.against

@@ -116,10 +116,28 @@ def test_malformed_case_is_one_line_and_the_rest_still_run_exit_2(project, capsy
     assert code == 2 and err == ""
     assert f"ERROR {bad}:4: thread 0: SETRWC: field 'bitmask' value 0x63 does not fit in 6 bit(s) [5:0]\n" in out
     assert "2 cases (golden): 2 ran" in out and "1 file(s) could not be read" in out
-    code, _, err = main(capsys, "run", bad, "--backend", "golden")
-    assert code == 2 and err.count("\n") == 1 and "no case files" in err
+    code, out, err = main(capsys, "run", bad, "--backend", "golden")
+    assert code == 2 and out == "" and err.count("\n") == 1 and f"{bad}:4: thread 0: SETRWC" in err
     code, out, err = main(capsys, "run", project / "nothing-here")
-    assert code == 2 and "nothing-here: no such case file" in out
+    assert code == 2 and out == "" and err == f"tensix-diff: error: {project / 'nothing-here'}: no such case file\n"
+
+
+def test_version_names_the_package_golden_and_the_hw_stack(capsys):
+    code, out, err = main(capsys, "--version")
+    lines = out.splitlines()
+    assert code == 0 and err == "" and len(lines) == 4
+    assert lines[0].startswith("tensix-diff ") and lines[1].startswith("golden ")
+    assert lines[2].startswith("tt-exalens ") and lines[3].startswith("tt-umd ")
+
+
+@pytest.mark.parametrize("opts, says", [(["--isolation", "replace"], "--isolation=replace needs --simulator"),
+                                        (["--simulator", "x.so", "--core", "foo"], "--core 'foo'"),
+                                        (["--simulator", "."], "--simulator .: is a directory"),
+                                        (["--simulator", "no.so"], "--simulator no.so: no such file"),
+                                        (["--simulator", __file__], "not a shared library (no ELF header)")])
+def test_a_bad_hw_option_is_one_line_and_exit_2(project, capsys, opts, says):
+    code, out, err = main(capsys, "run", project / "cases", "--backend", "hw", *opts)
+    assert code == 2 and err.count("\n") == 1 and says in err
 
 
 class _FailingDevice:

@@ -28,6 +28,7 @@ from tensix_diff.store import harness_revision
 from . import program as hw_program, readback as hw_readback
 from tensix_diff.result import DEVICE_ERROR, OK, REFUSED, Result
 from .platform import Platform, load
+from .errors import OptionError
 from .simdir import file_sha256, simulator_path, simulator_version
 from .worker import Worker
 
@@ -39,7 +40,10 @@ ISOLATIONS = ("card", "replace")
 def _core(text) -> tuple[int, int] | None:
     if text is None or isinstance(text, tuple):
         return text
-    x, y = (int(v) for v in str(text).replace("-", ",").split(","))
+    try:
+        x, y = (int(v, 0) for v in str(text).replace("-", ",").split(","))
+    except ValueError:
+        raise OptionError(f"--core {text!r}: give a Tensix core as X,Y in NOC0 coordinates") from None
     return (x, y)
 
 
@@ -48,6 +52,7 @@ class HwBackend:
 
     def __init__(self, simulator: str | None = None, **opts):
         simulator = simulator or os.environ.get(ENV_SIMULATOR) or None
+        core = _core(opts.get("core"))       # the user's options are checked before anything opens
         self.platform: Platform = load(opts.get("platform") or ("ttsim" if simulator else "blackhole"))
         self.timeout = float(opts.get("timeout", 60.0))
         self.max_cycles = int(opts.get("max_cycles", hw_program.MAX_CYCLES))
@@ -61,11 +66,11 @@ class HwBackend:
             self.device_extra = {}
         self.isolation = opts.get("isolation") or ("replace" if simulator else "card")
         if self.isolation not in ISOLATIONS:
-            raise ValueError(f"unknown isolation {self.isolation!r} (choose from {', '.join(ISOLATIONS)})")
+            raise OptionError(f"unknown isolation {self.isolation!r} (choose from {', '.join(ISOLATIONS)})")
         if self.isolation == "replace" and not simulator:
-            raise ValueError("isolation 'replace' needs a simulator: a card cannot be replaced")
+            raise OptionError("--isolation=replace needs --simulator: a card cannot be replaced")
         self.device_id = opts.get("device_id")
-        self.worker = Worker(self.sim_path, _core(opts.get("core")), self.timeout,
+        self.worker = Worker(self.sim_path, core, self.timeout,
                              replace=self.isolation == "replace", device_id=self.device_id)
         atexit.register(self.close)      # workers, the zygote and its log go when the process ends
         self._pid = self._last_pid = None

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from .errors import OptionError
+
 TENSIX_COLUMNS = [*range(1, 8), *range(10, 17)]
 TENSIX_ROWS = range(2, 12)
 
@@ -60,11 +62,25 @@ def cache_root() -> Path:
     return Path(base) / "tensix-diff"
 
 
+def check_simulator(given: str | os.PathLike) -> Path:
+    """The resolved path of ``given`` if it is a ttsim library (an ELF file that exports libttsim_clock), else
+    OptionError in one line naming the user's own path."""
+    so = Path(given).expanduser().resolve()
+    if so.is_dir():
+        raise OptionError(f"--simulator {given}: is a directory; give the libttsim.so file inside it")
+    if not so.is_file():
+        raise OptionError(f"--simulator {given}: no such file; give the path of a libttsim.so")
+    data = so.read_bytes()
+    if data[:4] != b"\x7fELF":
+        raise OptionError(f"--simulator {given}: not a shared library (no ELF header); give the path of a libttsim.so")
+    if b"libttsim_clock" not in data:
+        raise OptionError(f"--simulator {given}: a shared library without libttsim_clock, so not a ttsim build")
+    return so
+
+
 def simulator_path(so: str | os.PathLike) -> Path:
     """A libttsim.so path tt-umd can open: the given one if a descriptor sits beside it, else a cached twin."""
-    so = Path(so).expanduser().resolve()
-    if not so.is_file():
-        raise FileNotFoundError(f"simulator {so} does not exist (give the path of a libttsim.so)")
+    so = check_simulator(so)
     if (so.parent / "soc_descriptor.yaml").is_file():
         return so
     d = cache_root() / f"ttsim-{file_sha256(so)[:16]}"
