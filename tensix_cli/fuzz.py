@@ -30,7 +30,7 @@ from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPA
 from tensix_diff.report_html import campaign_html
 from tensix_diff.triage import CampaignTriage
 
-from .exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE
+from .exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 _Fail = BackendFailure   # a one-line failure with its exit status
 ERRORS_LISTED = 200
 
@@ -137,7 +137,7 @@ def run(args) -> int:
     divergences, errors = [], []
     triage = CampaignTriage(args.backend)   # groups divergences by signature (tensix_diff.triage)
     started, t0 = datetime.now(timezone.utc), time.monotonic()
-    done = 0
+    done, interrupted = 0, False
     try:
         for cs, case in generate(seed, args.count, p, start=args.start):
             index = args.start + done
@@ -171,13 +171,15 @@ def run(args) -> int:
         raise _Fail(EXIT_USAGE, str(e)) from None
     except KeyboardInterrupt:
         live.close()
-        print(f"fuzz: interrupted after {done} cases", file=sys.stderr)
+        interrupted = True
+        print(f"fuzz: interrupted after {done} of {args.count} cases: the report is partial", file=sys.stderr)
     if args.bundle:
         for line in _write_bundles(args.bundle, bundled):
             print(line)
     matched, diverged, known = outcomes[MATCHED], outcomes[DIVERGED], outcomes[KNOWN]
     n_err = sum(outcomes.values()) - matched - diverged - known
-    summary = (f"{done} cases generated (not run)" if args.no_run
+    summary = ("INTERRUPTED, partial: " if interrupted else "") + (
+               f"{done} cases generated (not run)" if args.no_run
                else f"{done} cases: {matched} matched, {diverged} diverged, {known} known, {n_err} errors"
                     + (f" ({', '.join(f'{n} {k}' for k, n in sorted(outcomes.items()) if k not in (MATCHED, DIVERGED, KNOWN))})"
                        if n_err else ""))
@@ -185,6 +187,7 @@ def run(args) -> int:
         "tool": "tensix-diff fuzz", "seed": seed, "start": args.start, "count": done, "profile": p.name,
         "backend": args.backend, "against": args.against, "accept_golden": list(p.golden),
         "instructions": in_play, "skipped": {k: v for k, v in availability_report(p).items() if v != "ok"},
+        "interrupted": interrupted,
         "started": started.isoformat(timespec="seconds"), "elapsed_s": round(time.monotonic() - t0, 3),
         "summary": {"cases": done, "matched": matched, "diverged": diverged, "known": known, "errors": n_err,
                     "run": not args.no_run},
@@ -203,6 +206,8 @@ def run(args) -> int:
     if whys:
         print("uncompared: " + ", ".join(f"{n} {why}" for why, n in whys.most_common()))
     print(f"report: {report_path} (and {report_path.with_suffix('.html').name})")
+    if interrupted:
+        return EXIT_INTERRUPTED
     if outcomes[DEVICE_FAILED]:
         return EXIT_DEVICE
     if diverged:

@@ -20,7 +20,7 @@ from tensix_diff.result import DEVICE_ERROR
 from .hw_options import add_hw_arguments, hw_opts
 from .progress import Progress
 
-from .exits import EXIT_DEVICE, EXIT_OK, EXIT_USAGE
+from .exits import EXIT_DEVICE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -77,8 +77,10 @@ def run(args) -> int:
     t0 = time.monotonic()
     progress = Progress("record", len(todo), quiet=args.quiet)
 
+    stop = threading.Event()       # Ctrl-C: each worker finishes the case in flight (kept), then stops
+
     def serve(backend) -> None:
-        while True:
+        while not stop.is_set():
             try:
                 case = work.get_nowait()
             except queue.Empty:
@@ -102,11 +104,17 @@ def run(args) -> int:
                 progress.step(note=f"{counts[DEVICE_ERROR]} device errors" if counts[DEVICE_ERROR] else "")
 
     threads = [threading.Thread(target=serve, args=(b,)) for b in backends]
+    def wait() -> None:            # polled, not join(): a Ctrl-C lands in sleep, never inside a join
+        while any(t.is_alive() for t in threads):
+            time.sleep(0.05)
     try:
         for t in threads:
             t.start()
-        for t in threads:
-            t.join()
+        wait()
+    except KeyboardInterrupt:
+        stop.set()
+        print("record: interrupted; finishing the cases in flight (Ctrl-C again to abandon them)", file=sys.stderr)
+        wait()
     finally:
         progress.close()
         for b in backends:
@@ -114,9 +122,12 @@ def run(args) -> int:
     elapsed = time.monotonic() - t0
     for line in sorted(changed):
         print(line)
-    print(f"{'verified' if args.mode == 'verify' else 'recorded'} on {device}: "
+    print(("INTERRUPTED, partial: " if stop.is_set() else "")
+          + f"{'verified' if args.mode == 'verify' else 'recorded'} on {device}: "
           + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
           + f" ({skipped} already recorded; {len(todo) / max(elapsed, 1e-9):.1f} cases/s)")
+    if stop.is_set():
+        return EXIT_INTERRUPTED
     return EXIT_DEVICE if counts[DEVICE_ERROR] else EXIT_OK
 
 

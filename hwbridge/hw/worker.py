@@ -10,7 +10,8 @@ of the caller, and not multiprocessing's spawn, which re-imports the caller's ma
 imported tt-umd and tt-exalens but opened nothing. Forking it costs milliseconds where a cold start
 costs about 0.4 s of imports; the simulator itself (which maps 32 GiB and cannot be forked once
 initialised) is only ever opened in the forked child. The zygote runs single-threaded
-(OPENBLAS_NUM_THREADS=1) so forking it is safe.
+(OPENBLAS_NUM_THREADS=1) so forking it is safe. It runs in a session of its own, so a Ctrl-C at the terminal
+reaches the host process alone: the case in flight finishes and the device stays as the harness left it.
 """
 from __future__ import annotations
 
@@ -119,7 +120,7 @@ class Zygote:
         with open(log_path, "ab") as log:
             self.proc = subprocess.Popen([sys.executable, "-m", "hwbridge.hw.worker", str(theirs.fileno())],
                                          pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=log,
-                                         stderr=log, env=env)
+                                         stderr=log, env=env, start_new_session=True)  # a Ctrl-C is the host's
         theirs.close()
         self.ctl = Connection(ours.detach())
         if not self.ctl.poll(START_TIMEOUT):
@@ -236,6 +237,8 @@ class Worker:
         self._drop()
 
     def _alive(self) -> bool:
+        if self.pid is None:
+            return False
         try:
             os.kill(self.pid, 0)
         except ProcessLookupError:
