@@ -42,13 +42,14 @@ def add_parser(sub) -> None:
     p.add_argument("--start", type=int, default=0, metavar="I", help="first case index (default: 0)")
     p.add_argument("--profile", default="default", metavar="NAME",
                    help=f"generator profile: {', '.join(profile_names())} or a YAML path (default: default)")
-    p.add_argument("--backend", default="golden", choices=BACKENDS,
-                   help="backend under test (default: golden, i.e. golden against itself)")
+    p.add_argument("--backend", choices=BACKENDS, help="backend under test (default: hw with --simulator or"
+                   " $TENSIX_DIFF_SIMULATOR, else replay; golden against itself only when both are named golden)")
     p.add_argument("--against", default="golden", choices=BACKENDS, help="reference backend (default: golden)")
     p.add_argument("--accept-golden", metavar="STATUS[,..]",
                    help=f"golden statuses an instruction needs, overriding the profile ({', '.join(GOLDEN_ACCEPT)};"
                         " 'handler': golden has semantics registered)")
-    p.add_argument("--report", metavar="PATH", help="campaign report JSON (default: out/fuzz-<seed>.json)")
+    p.add_argument("--report", metavar="PATH", help="campaign report JSON (default: out/fuzz-<profile>-s<seed>.json)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing report (default: refuse)")
     p.add_argument("--write-cases", metavar="DIR", help="also write every generated case as DIR/<name>.yaml")
     p.add_argument("--no-run", action="store_true", help="only generate (with --write-cases: dump a corpus)")
     p.add_argument("--bundle", metavar="PREFIX", help="also write every generated case into case bundles "
@@ -111,6 +112,12 @@ def run(args) -> int:
     if args.count < 0 or args.start < 0:
         raise _Fail(EXIT_USAGE, "--count and --start must be >= 0")
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
+    if args.backend is None:
+        args.backend = "hw" if args.simulator or os.environ.get("TENSIX_DIFF_SIMULATOR") else "replay"
+    report_path = Path(args.report or f"out/fuzz-{Path(p.name).stem}-s{seed}.json")
+    if report_path.exists() and not args.force:
+        raise _Fail(EXIT_USAGE, f"{report_path} exists (a campaign's report): give --force to overwrite it,"
+                                " or --report PATH")
     print(f"seed: {seed}", flush=True)
     in_play = available(p)
     if not in_play and not p.pipeline:
@@ -128,7 +135,6 @@ def run(args) -> int:
     bundled: list[Case] = []
     if out_dir:
         out_dir.mkdir(parents=True, exist_ok=True)
-    report_path = Path(args.report or f"out/fuzz-{seed}.json")
     every = 0 if args.quiet else (args.progress_every or 0)
     live = Progress("fuzz", args.count, quiet=args.quiet)
     outcomes: Counter = Counter()

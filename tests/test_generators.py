@@ -205,20 +205,36 @@ def test_hypothesis_strategy_draws_valid_cases(case):
 
 def test_fuzz_prints_seed_first_summary_and_report(tmp_path, capsys):
     report = tmp_path / "r.json"
-    rc = cli.main(["fuzz", "--count", "8", "--seed", "77", "--accept-golden", "modelled,handler",
+    rc = cli.main(["fuzz", "--count", "8", "--seed", "77", "--backend", "golden", "--accept-golden", "modelled,handler",
                    "--report", str(report), "--progress-every", "4"])
     out, err = capsys.readouterr()
     lines = out.splitlines()
     assert lines[0] == "seed: 77"
     assert "8 cases: 8 matched, 0 diverged, 0 known, 0 errors" in lines
     assert "fuzz: 4/8 cases" in err and "fuzz: 8/8 cases" in err       # asked for: log lines even in a pipe
-    cli.main(["fuzz", "--count", "2", "--seed", "77", "--report", str(tmp_path / "q.json")])
+    cli.main(["fuzz", "--count", "2", "--seed", "77", "--backend", "golden", "--report", str(tmp_path / "q.json")])
     assert capsys.readouterr().err == ""                                # not a terminal, not asked: silent
     assert rc == 0
     data = json.loads(report.read_text())
     assert data["seed"] == 77 and data["summary"] == {"cases": 8, "matched": 8, "diverged": 0, "known": 0, "errors": 0,
                                                      "run": True}
     assert data["divergences"] == [] and data["instructions"]
+
+
+def test_fuzz_compares_with_the_store_by_default_and_keeps_reports(tmp_path, capsys, monkeypatch):
+    """No --backend: the replay store (golden against itself only when named); a report is never overwritten
+    without --force, and the default one is named by profile and seed."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TENSIX_DIFF_SIMULATOR", raising=False)
+    rc = cli.main(["fuzz", "--count", "2", "--seed", "3", "--profile", "scalar"])
+    out, err = capsys.readouterr()
+    assert rc == 2 and "replay against golden" in out and "nothing was compared (2 missing)" in err
+    assert (tmp_path / "out" / "fuzz-scalar-s3.json").is_file()
+    rc = cli.main(["fuzz", "--count", "2", "--seed", "3", "--profile", "scalar", "--backend", "golden"])
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == "" and "fuzz-scalar-s3.json exists" in err and err.count("\n") == 1
+    rc = cli.main(["fuzz", "--count", "2", "--seed", "3", "--profile", "scalar", "--backend", "golden", "--force"])
+    assert rc == 0 and "2 cases: 2 matched" in capsys.readouterr().out
 
 
 def test_fuzz_write_cases_without_running(tmp_path, capsys):
