@@ -4,8 +4,11 @@ still show the same divergence (same signature, tensix_diff.triage), on a budget
 Order of work: delta debugging over the instructions (deleted, or replaced by NOP with ``--nop-pad``
 for divergences that depend on distance) with pairs of the same mnemonic removed together (REPLAY
 brackets, semaphore handshakes), then the initial-state entries, then instruction fields toward zero,
-then initial data toward zero, and last any two instructions together on short cases. Every candidate runs first on the cheap side (``against``,
-golden by default); only candidates it can run cost a device run.
+then initial data toward zero, any two instructions together on short cases, and last single removals until
+none works, so the result is 1-minimal: removing any one remaining instruction, RISC-V action or
+initial-state entry loses the divergence. The divergence kept is its differing fields (triage.same_divergence);
+the unit label is derived from the smaller case afterwards. Every candidate runs first on the cheap side
+(``against``, golden by default); only candidates it can run cost a device run.
 """
 from __future__ import annotations
 
@@ -79,6 +82,7 @@ class MinReport:
     original_signature: Signature | None
     minimal_signature: Signature | None
     budget_exhausted: bool = False
+    one_minimal: bool = False        # checked: no single instruction, action or init entry can go
     device: Result | None = None
     message: str = ""
     diff: str = ""
@@ -90,7 +94,8 @@ class MinReport:
             out.append(f"  {self.message}")
         if self.original_signature is not None:
             pad = f" ({self.minimal_total} with NOP padding)" if self.minimal_total != self.minimal_length else ""
-            out += [f"  instructions: {self.original_length} -> {self.minimal_length}{pad}",
+            out += [f"  instructions: {self.original_length} -> {self.minimal_length}{pad}"
+                    + ("; 1-minimal (no single instruction, action or init entry can go)" if self.one_minimal else ""),
                     f"  signature: {self.original_signature}"
                     + (f" -> {self.minimal_signature}" if self.minimal_signature != self.original_signature else "")]
         out += [f"  {line}" for line in self.diff.splitlines()]
@@ -183,12 +188,13 @@ class Minimizer:
             for self.phase, step in (("instructions", self.shrink_instructions), ("actions", self.shrink_actions),
                                      ("init", self.shrink_init),
                                      ("operands", self.simplify_operands), ("data", self.simplify_data),
-                                     ("pairs", self.shrink_pairs)):
+                                     ("pairs", self.shrink_pairs), ("singles", self.shrink_singles)):
                 step()
         except BudgetExhausted:
             exhausted = True
         rep = self._report("minimised", case, self.best, self.verdict(self.best), start)
         rep.budget_exhausted = exhausted
+        rep.one_minimal = not exhausted
         return rep
 
     def _report(self, status, original, best, v: Outcome, start, message="") -> MinReport:
@@ -249,25 +255,24 @@ class Minimizer:
         while self._drop_a_pair(same_mnemonic=False, limit=ANY_PAIR_LIMIT):
             self._ddmin_instructions()
 
+    def shrink_singles(self) -> None:
+        """Until none works: remove any one instruction, RISC-V action or initial-state entry (later phases can
+        make an earlier survivor unnecessary); afterwards the case is 1-minimal."""
+        progress = True
+        while progress:
+            base, progress = self.best, False
+            candidates = [self._drop_words(base, {s}) for s in self._slots(base)]
+            candidates += [without(base, actions={(t, k)}) for t, xs in sorted(base.actions.items())
+                           for k in range(len(xs))]
+            entries = _init_entries(base.init)
+            candidates += [dataclasses.replace(base, init=_init_keeping(base.init, set(entries) - {e}))
+                           for e in entries]
+            progress = any(self.test(c) for c in candidates)
+
     def shrink_init(self) -> None:
         base = self.best
-        init = base.init
-        entries = ([("gpr", t, i) for t, r in init.gpr.items() for i in r]
-                   + [("thread_config", t, i) for t, r in init.thread_config.items() for i in r]
-                   + [("config", s, i) for s, r in init.config.items() for i in r]
-                   + [("l1", k, None) for k in range(len(init.l1))]
-                   + [("dest", k, None) for k in range(len(init.dest))])
-
-        def build(kept) -> Init:
-            keep = set(kept)
-            tables = {name: {o: {i: v for i, v in regs.items() if (name, o, i) in keep}
-                             for o, regs in getattr(init, name).items()}
-                      for name in ("gpr", "thread_config", "config")}
-            return Init(**{n: {o: r for o, r in tb.items() if r} for n, tb in tables.items()},
-                        l1=[e for k, e in enumerate(init.l1) if ("l1", k, None) in keep],
-                        dest=[e for k, e in enumerate(init.dest) if ("dest", k, None) in keep])
-
-        ddmin(entries, lambda kept: self.test(dataclasses.replace(base, init=build(kept))))
+        entries = _init_entries(base.init)
+        ddmin(entries, lambda kept: self.test(dataclasses.replace(base, init=_init_keeping(base.init, set(kept)))))
 
     def simplify_operands(self) -> None:
         for t in sorted(self.best.threads):
@@ -322,6 +327,24 @@ class Minimizer:
         l1 = list(self.best.init.l1)
         l1[k] = (addr, data)
         return _with_init(self.best, l1=l1)
+
+
+def _init_entries(init: Init) -> list[tuple]:
+    """Each initial-state entry as a key: (table, owner, index) for registers, (l1|dest, position, None)."""
+    return ([("gpr", t, i) for t, r in init.gpr.items() for i in r]
+            + [("thread_config", t, i) for t, r in init.thread_config.items() for i in r]
+            + [("config", s, i) for s, r in init.config.items() for i in r]
+            + [("l1", k, None) for k in range(len(init.l1))]
+            + [("dest", k, None) for k in range(len(init.dest))])
+
+
+def _init_keeping(init: Init, keep: set) -> Init:
+    """``init`` with only the entries in ``keep`` (keys of _init_entries)."""
+    tables = {name: {o: {i: v for i, v in regs.items() if (name, o, i) in keep} for o, regs in getattr(init, name).items()}
+              for name in ("gpr", "thread_config", "config")}
+    return Init(**{n: {o: r for o, r in tb.items() if r} for n, tb in tables.items()},
+                l1=[e for k, e in enumerate(init.l1) if ("l1", k, None) in keep],
+                dest=[e for k, e in enumerate(init.dest) if ("dest", k, None) in keep])
 
 
 def _init_size(init: Init) -> int:

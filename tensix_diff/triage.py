@@ -144,13 +144,14 @@ def classify(case: Case, device: Result, model: Result) -> tuple[Verdict, Signat
 
 
 def same_divergence(target: Signature, sig: Signature | None, strict: bool = False) -> bool:
-    """The minimiser's predicate. Strict: the very same signature. Otherwise the same instruction class
-    and primary field, with no field the target does not show (downstream symptoms may disappear)."""
+    """The minimiser's predicate, on the differing fields alone (the unit label is derived from the case, so a
+    smaller case may name another writer). Strict: the very same fields. Otherwise the same primary field,
+    with no field the target does not show (downstream symptoms may disappear)."""
     if sig is None:
         return False
     if strict:
-        return sig == target
-    return sig.unit == target.unit and sig.fields[0] == target.fields[0] and set(sig.fields) <= set(target.fields)
+        return sig.fields == target.fields
+    return sig.fields[0] == target.fields[0] and set(sig.fields) <= set(target.fields)
 
 
 # --- grouping ------------------------------------------------------------------------------------------

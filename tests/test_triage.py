@@ -85,8 +85,10 @@ def test_signature_text_round_trips_and_orders_fields_by_propagation():
         Signature.parse("no-unit")
     assert not same_divergence(s, Signature(("dest.bits",), "MATH"))           # primary field lost
     assert not same_divergence(s, Signature(("rwc.dst", "l1"), "MATH"))         # a field it never showed
-    assert not same_divergence(s, Signature(("rwc.dst",), "SFPU"))              # another instruction class
+    assert same_divergence(s, Signature(("rwc.dst",), "SFPU"))       # the unit label is derived, never kept
     assert same_divergence(s, Signature(("rwc.dst",), "MATH"))
+    assert not same_divergence(s, Signature(("rwc.dst",), "MATH"), strict=True)   # strict: the very same fields
+    assert same_divergence(s, Signature(("rwc.dst", "dest.bits"), "SFPU"), strict=True)
 
 
 def _div(name: str, n: int, sig: str) -> Divergence:
