@@ -263,7 +263,7 @@ def pytest_configure(config):
         try:
             check_simulator(config.getoption("simulator"))
         except OptionError as e:
-            raise pytest.UsageError(str(e)) from None
+            pytest.exit(f"tensix-diff: {e}", returncode=2)
     config.pluginmanager.register(TensixDiffPlugin(config), "tensix_diff")
     os.environ["TENSIX_DIFF_BACKEND"] = config.getoption("backend")   # strategies choose what they draw from
     if (config.getoption("backend") == "hw" and "HYPOTHESIS_PROFILE" not in os.environ

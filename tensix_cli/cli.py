@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from golden import isa
@@ -111,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tensix-diff: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:         # the reader went away (| head): stop quietly, as a shell tool does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except Exception as e:
         case = sys.modules.get("tensix_diff.case")   # loaded by any command that reads cases (not by disasm)
         if case is None or not isinstance(e, case.CaseError):

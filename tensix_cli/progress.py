@@ -29,6 +29,12 @@ class Progress:
                   file=sys.stderr, flush=True)
             self.shown = end == ""
 
+    def clear(self) -> None:
+        """Wipe the live count from the line, so a line printed next starts clean (the count comes back)."""
+        if self.shown:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+            self.shown = False
+
     def close(self) -> None:
         """End the line if the count stopped short of the total (interrupted, or a budget not all spent)."""
         if self.shown:

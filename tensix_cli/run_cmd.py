@@ -18,6 +18,9 @@ from .backends import BACKENDS, BackendFailure, judge_case, open_backend, run_ca
 from tensix_diff.bundle import load_each
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
 from tensix_diff.store import ENV_ROOT
+from tensix_diff.case import Case
+
+from .progress import Progress
 
 from .exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE
 SOLO_FINE = (OK, "hang")   # a single backend's outcomes that are answers, not failures to answer
@@ -39,7 +42,8 @@ def add_parser(sub) -> None:
                         " with the blame for each disagreement")
     p.add_argument("--html", metavar="OUT.html", help="with --three-way: also write the table as a page")
     p.add_argument("--limit", type=int, default=20, metavar="N", help="differences listed per divergent case")
-    p.add_argument("-q", "--quiet", action="store_true", help="only divergences and the summary line")
+    p.add_argument("-q", "--quiet", action="store_true", help="only problems (diverged, device-failed, missing,"
+                   " stale), one line each, and the summary")
     add_hw_arguments(p)
     p.set_defaults(func=run)
 
@@ -50,6 +54,17 @@ def _solo_verdict(r: Result) -> Verdict:
     if r.status in (MISSING, STALE):
         return Verdict(r.status, f"{r.status}: {r.message}")
     return Verdict("ran" if r.status in SOLO_FINE else "uncompared", f"{r.status}{': ' + r.message if r.message else ''}")
+
+
+PROBLEMS = (DIVERGED, DEVICE_FAILED, MISSING, STALE)      # what -q still prints, one line each
+
+
+def record_command(cases: list[Case], args) -> str:
+    """The command that records ``cases`` into this run's store (their files, once each)."""
+    files = list(dict.fromkeys(c.source for c in cases))
+    shown = " ".join(files[:6]) + (" ..." if len(files) > 6 else "")
+    store = f" --recordings {args.recordings}" if args.recordings else ""
+    return f"tensix-diff record {shown} --simulator PATH{store}   (--simulator for ttsim; without it, a card)"
 
 
 def _exit_code(outcomes: Counter) -> int:
@@ -117,9 +132,13 @@ def run(args) -> int:
     outcomes: Counter = Counter()
     whys: Counter = Counter()
     devices: Counter = Counter()
+    unobserved: Counter = Counter()      # what one side did not observe, said once per run
+    unrecorded: list[Case] = []
     stale: list[str] = []
     dumped = args.dump is None
+    progress = Progress("run", len(cases), quiet=args.quiet or len(cases) < 50)
     for case in cases:
+        progress.step(note=", ".join(f"{n} {k}" for k, n in sorted(outcomes.items()) if k not in (MATCHED, "ran")))
         if solo:
             expected, actual = None, run_case(test, case)
             verdict = _solo_verdict(actual)
@@ -139,19 +158,23 @@ def run(args) -> int:
         outcomes[verdict.outcome] += 1
         if verdict.outcome == UNCOMPARED:
             whys[verdict.why or "other"] += 1
-        if not args.quiet or verdict.outcome not in (MATCHED, "ran"):
-            label = {MATCHED: "ok", "ran": "ok", DIVERGED: "FAIL", KNOWN: "XFAIL"}.get(
-                verdict.outcome, verdict.outcome.upper())
-            full = verdict.comparison is not None and verdict.outcome in (DIVERGED, KNOWN)
-            body = verdict.report(args.limit).splitlines() if full else [verdict.message]
+        if verdict.outcome in (MISSING, STALE):
+            unrecorded.append(case)
+        if verdict.comparison is not None:
+            unobserved.update(verdict.comparison.unobserved)
+        if not args.quiet or verdict.outcome in PROBLEMS:
+            full = verdict.comparison is not None and verdict.outcome in (DIVERGED, KNOWN) and not args.quiet
+            body = verdict.report(args.limit, unobserved=False).splitlines() if full else [verdict.message]
             if verdict.outcome == MATCHED and verdict.comparison is not None:
                 from tensix_diff.effects import observed_effects
                 eff = observed_effects(case, actual.state if actual.state is not None else verdict.comparison.regions,
                                        expansions=False)
                 body[0] += f"; {eff.count} of {eff.total} instructions with an observed effect"
-            print(f"{label} {case.name}: {body[0]}")
+            progress.clear()
+            print(f"{verdict.outcome} {case.name}: {body[0].removeprefix('DIVERGED: ')}")
             for line in body[1:] + ([verdict.message] if verdict.outcome == KNOWN and full else []):
                 print(f"    {line}")
+    progress.close()
     for line in stale:
         print(line)
     pair = args.backend if solo else f"{args.backend} vs {args.against}"
@@ -160,6 +183,13 @@ def run(args) -> int:
         print("uncompared: " + ", ".join(f"{n} {why}" for why, n in whys.most_common()))
     if devices:
         print("replayed recordings of: " + ", ".join(f"{d} ({n})" for d, n in sorted(devices.items())))
+    if unobserved:
+        items = [f"{k} ({n} cases)" for k, n in sorted(unobserved.items())]
+        print("not compared (one side did not observe): " + ", ".join(items[:8])
+              + (f", and {len(items) - 8} more" if len(items) > 8 else ""))
+    if unrecorded:
+        print(f"{len(unrecorded)} case(s) have no usable recording; record them on a device with:\n"
+              f"    {record_command(unrecorded, args)}")
     if problems:
         print(f"{len(problems)} file(s) could not be read (listed above as ERROR)")
         return _exit_code(outcomes) or EXIT_USAGE     # a divergence or device failure still says so first

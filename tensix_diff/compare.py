@@ -28,8 +28,8 @@ class Diff:
     actual: Any
     key: tuple = ()      # what the divergence signature groups by (see Comparison.signature)
 
-    def line(self) -> str:
-        text = f"{self.region} {self.location}: expected {_fmt(self.expected)}, actual {_fmt(self.actual)}"
+    def line(self, names: tuple[str, str] = ("expected", "actual")) -> str:
+        text = f"{self.region} {self.location}: {names[0]} {_fmt(self.expected)}, {names[1]} {_fmt(self.actual)}"
         if self.region == "dest" and isinstance(self.expected, int) and isinstance(self.actual, int):
             text += f"   [bf16 {dest_bf16(self.expected)} -> {dest_bf16(self.actual)};" \
                     f" fp16 {dest_fp16(self.expected)} -> {dest_fp16(self.actual)}]"
@@ -65,7 +65,8 @@ class Comparison:
     compared: int = 0                                       # number of raw items compared
     diffs: list[Diff] = field(default_factory=list)
     regions: list[str] = field(default_factory=list)        # regions both sides observed
-    unobserved: list[str] = field(default_factory=list)     # "path (only in expected|actual)"
+    unobserved: list[str] = field(default_factory=list)     # "path (only in <side>)"
+    names: tuple[str, str] = ("expected", "actual")         # the two sides, as the report names them
 
     @property
     def matched(self) -> bool:
@@ -83,15 +84,17 @@ class Comparison:
         return (f"DIVERGED: {len(self.diffs)} of {self.compared} compared items differ ("
                 + ", ".join(f"{r} {n}" for r, n in per.items()) + ")")
 
-    def report(self, limit: int = 20) -> str:
+    def report(self, limit: int = 20, unobserved: bool = True) -> str:
+        """The summary, then the differences (sides named), then what one side did not observe (``unobserved``;
+        a command that runs many cases says that once per run instead)."""
         lines = [self.summary()]
         if len(self.diffs) > limit:
             lines += ["  " + s for s in _region_summaries(self.diffs)]
             lines.append(f"  first {limit}:")
-        lines += ["  " + d.line() for d in self.diffs[:limit]]
+        lines += ["  " + d.line(self.names) for d in self.diffs[:limit]]
         if len(self.diffs) > limit:
             lines.append(f"  ... and {len(self.diffs) - limit} more")
-        if self.unobserved:
+        if self.unobserved and unobserved:
             lines.append("  not compared (one side did not observe): " + ", ".join(self.unobserved))
         return "\n".join(lines)
 
@@ -115,8 +118,8 @@ def _region_summaries(diffs: list[Diff]) -> list[str]:
 
 
 class _Walk:
-    def __init__(self) -> None:
-        self.c = Comparison()
+    def __init__(self, names: tuple[str, str]) -> None:
+        self.c = Comparison(names=names)
 
     def leaf(self, region: str, location: str, key: tuple, e: Any, a: Any) -> None:
         self.c.compared += 1
@@ -128,9 +131,9 @@ class _Walk:
         if not isinstance(e, dict) or not isinstance(a, dict):
             raise _Shape(path, e, a)
         for k in sorted(e.keys() - a.keys(), key=_sort_key):
-            self.c.unobserved.append(f"{path} {k} (only in expected)".strip())
+            self.c.unobserved.append(f"{path} {k} (only in {self.c.names[0]})".strip())
         for k in sorted(a.keys() - e.keys(), key=_sort_key):
-            self.c.unobserved.append(f"{path} {k} (only in actual)".strip())
+            self.c.unobserved.append(f"{path} {k} (only in {self.c.names[1]})".strip())
         return sorted(e.keys() & a.keys(), key=_sort_key)
 
     def seq(self, path: str, e: Any, a: Any) -> Iterator[tuple[int, Any, Any]]:
@@ -230,13 +233,14 @@ def _shape_text(v: Any) -> str:
     return type(v).__name__
 
 
-def compare(expected_state: dict, actual_state: dict) -> Comparison:
-    """Compare two dump-shaped states over what both observe. Raises NothingCompared if that is nothing."""
-    w = _Walk()
+def compare(expected_state: dict, actual_state: dict, names: tuple[str, str] = ("expected", "actual")) -> Comparison:
+    """Compare two dump-shaped states over what both observe; ``names`` name the two sides in the report.
+    Raises NothingCompared if both observe nothing in common."""
+    w = _Walk(names)
     for region in REGIONS:
         if region not in expected_state or region not in actual_state:
             if region in expected_state or region in actual_state:
-                side = "expected" if region in expected_state else "actual"
+                side = names[0] if region in expected_state else names[1]
                 w.c.unobserved.append(f"{region} (only in {side})")
             continue
         w.c.regions.append(region)
@@ -253,8 +257,8 @@ def compare(expected_state: dict, actual_state: dict) -> Comparison:
     w.c.unobserved += [f"{k} (unknown region)" for k in sorted(map(str, unknown))]
     if w.c.compared == 0:
         raise NothingCompared(
-            f"nothing compared: expected observes {sorted(expected_state) or 'nothing'},"
-            f" actual observes {sorted(actual_state) or 'nothing'}")
+            f"nothing compared: {names[0]} observes {sorted(expected_state) or 'nothing'},"
+            f" {names[1]} observes {sorted(actual_state) or 'nothing'}")
     return w.c
 
 
@@ -284,10 +288,16 @@ class Verdict:
             return self.comparison.signature()
         return (("status",) + self.statuses,)
 
-    def report(self, limit: int = 20) -> str:
+    def report(self, limit: int = 20, unobserved: bool = True) -> str:
         if self.comparison is not None and self.outcome in (MATCHED, DIVERGED, KNOWN):
-            return self.comparison.report(limit)
+            return self.comparison.report(limit, unobserved)
         return self.message
+
+
+def side_name(result: Result, backend: str) -> str:
+    """What a side is: the device its result names (``golden``, ``ttsim 1.10.0``, a card), else the backend."""
+    device = str(result.provenance.get("device") or "").strip()
+    return device if device and device != "replay" else backend
 
 
 def judge(expected: Result, actual: Result, names: tuple[str, str] = ("expected", "actual")) -> Verdict:
@@ -307,7 +317,10 @@ def judge(expected: Result, actual: Result, names: tuple[str, str] = ("expected"
         if expected.state is None or actual.state is None:
             return Verdict(UNCOMPARED, f"{en if expected.state is None else an}: status ok but no state", None,
                            statuses)
-        c = compare(expected.state, actual.state)
+        sides = (side_name(expected, en), side_name(actual, an))
+        if sides[0] == sides[1]:                   # golden against golden, or one device twice
+            sides = (f"{sides[0]} ({en})", f"{sides[1]} ({an})") if en != an else ("expected", "actual")
+        c = compare(expected.state, actual.state, sides)
         return Verdict(MATCHED if c.matched else DIVERGED, c.summary(), c, statuses)
     if expected.status == actual.status == "hang":
         return Verdict(MATCHED, "both hang", None, statuses)

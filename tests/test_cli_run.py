@@ -69,7 +69,7 @@ def test_replay_against_golden_matches(project, capsys):
         record(rec, f)
     code, out, err = main(capsys, "run", project / "cases", "--recordings", rec)
     assert code == 0, out + err
-    assert "ok run-a: matched" in out and "2 cases (replay vs golden): 2 matched" in out
+    assert "matched run-a: matched" in out and "2 cases (replay vs golden): 2 matched" in out
     assert "replayed recordings of: ttsim 1.10.0 (2)" in out
     # Side by side the other way round, one file: the replayed side is still the one named.
     code, out, _ = main(capsys, "run", project / "cases" / "run-b.yaml", "--backend", "golden", "--against",
@@ -83,19 +83,20 @@ def test_divergence_exit_1_with_a_readable_report(project, capsys):
     record(rec, project / "cases" / "run-b.yaml")
     code, out, _ = main(capsys, "run", project / "cases", "--recordings", rec)
     assert code == 1
-    assert "FAIL run-a: DIVERGED: 1 of" in out
-    assert "dest row 3 col 0: expected 0x7f, actual 0x807f" in out and "bf16 1 -> -1" in out
+    assert "diverged run-a: 1 of" in out
+    assert "dest row 3 col 0: golden 0x7f, ttsim 1.10.0 0x807f" in out and "bf16 1 -> -1" in out
     assert "1 diverged, 1 matched" in out
 
 
 def test_missing_and_stale_recordings_exit_2(project, capsys):
     rec = project / "rec"
     code, out, _ = main(capsys, "run", project / "cases" / "run-a.yaml", "--recordings", rec)
-    assert code == 2 and "MISSING run-a" in out
+    assert code == 2 and "missing run-a" in out
+    assert "record them on a device with:" in out and "tensix-diff record " in out and "run-a.yaml" in out
     record(rec, project / "cases" / "run-a.yaml")
     (project / "cases" / "run-a.yaml").write_text(CASE.format(name="run-a", inc=3))   # the case changed
     code, out, _ = main(capsys, "run", project / "cases" / "run-a.yaml", "--recordings", rec)
-    assert code == 2 and "STALE run-a" in out and "changed since it was recorded" in out
+    assert code == 2 and "stale run-a" in out and "changed since it was recorded" in out
 
 
 def test_corrupt_recording_is_one_line_exit_2(project, capsys):
@@ -132,8 +133,8 @@ def test_version_names_the_package_golden_and_the_hw_stack(capsys):
 
 @pytest.mark.parametrize("opts, says", [(["--isolation", "replace"], "--isolation=replace needs --simulator"),
                                         (["--simulator", "x.so", "--core", "foo"], "--core 'foo'"),
-                                        (["--simulator", "."], "--simulator .: is a directory"),
-                                        (["--simulator", "no.so"], "--simulator no.so: no such file"),
+                                        (["--simulator", "."], "--simulator=.: is a directory"),
+                                        (["--simulator", "no.so"], "--simulator=no.so: no such file"),
                                         (["--simulator", __file__], "not a shared library (no ELF header)")])
 def test_a_bad_hw_option_is_one_line_and_exit_2(project, capsys, opts, says):
     code, out, err = main(capsys, "run", project / "cases", "--backend", "hw", *opts)
@@ -158,7 +159,19 @@ def test_device_failure_exit_3(project, capsys, monkeypatch):
     real = backends.get_backend
     monkeypatch.setattr(backends, "get_backend", lambda n, **kw: _FailingDevice() if n == "hw" else real(n, **kw))
     code, out, _ = main(capsys, "run", project / "cases", "--backend", "hw")
-    assert code == 3 and "DEVICE-FAILED run-a: hw: device-error: simulator exited with status 134" in out
+    assert code == 3 and "device-failed run-a: hw: device-error: simulator exited with status 134" in out
+
+
+def test_quiet_prints_problems_one_line_each_and_unobserved_once(project, capsys):
+    rec = project / "rec"
+    record(rec, project / "cases" / "run-a.yaml", tamper=lambda s: s["dest"][3].__setitem__(0, 0x807F))
+    record(rec, project / "cases" / "run-b.yaml")
+    code, out, _ = main(capsys, "run", project / "cases", "--recordings", rec, "-q")
+    lines = out.splitlines()
+    assert code == 1 and lines[0].startswith("diverged run-a: 1 of") and not lines[1].startswith(" ")
+    assert not any(ln.startswith("matched ") for ln in lines)
+    code, out, _ = main(capsys, "run", project / "cases", "--recordings", rec)
+    assert out.count("not compared (one side did not observe)") <= 1
 
 
 def test_device_that_cannot_start_exit_3_and_missing_backend_exit_2(project, capsys, monkeypatch):
@@ -184,14 +197,14 @@ def test_uncomparable_case_exit_2(project, capsys, monkeypatch):
     monkeypatch.setattr(backends, "get_backend", lambda n, **kw: _Unmodelled() if n == "golden" else real(n, **kw))
     code, out, _ = main(capsys, "run", project / "cases" / "run-a.yaml", "--recordings", rec)
     # golden refusing what the device ran is a failure (a model gap a regression could hide behind) ...
-    assert code == 1 and "FAIL run-a: DIVERGED: golden not-modelled on a case replay ran: FOO is not modelled" in out
+    assert code == 1 and "diverged run-a: golden not-modelled on a case replay ran: FOO is not modelled" in out
     # ... unless configs/expected_refusals.yaml expects it: then uncompared, and nothing compared -> exit 2
     refusals = project / "refusals.yaml"
     refusals.write_text("expected:\n  - id: foo\n    reason: FOO is out of scope\n    status: not-modelled\n"
                         "    message: 'FOO is not modelled'\n")
     monkeypatch.setenv("TENSIX_DIFF_REFUSALS", str(refusals))
     code, out, _ = main(capsys, "run", project / "cases" / "run-a.yaml", "--recordings", rec)
-    assert code == 2 and "UNCOMPARED run-a: golden not-modelled (expected: foo: FOO is out of scope)" in out
+    assert code == 2 and "uncompared run-a: golden not-modelled (expected: foo: FOO is out of scope)" in out
     assert "uncompared: 1 expected golden refusal foo" in out
 
 
@@ -212,7 +225,7 @@ def test_a_refused_case_is_listed_but_does_not_fail_a_run_that_compared_others(p
     _record_refusal(project / "rec", project / "cases" / "run-b.yaml")
     code, out, err = main(capsys, "run", project / "cases", "--recordings", project / "rec")
     assert code == 0, out + err
-    assert "UNCOMPARED run-b" in out and "1 matched" in out
+    assert "uncompared run-b" in out and "1 matched" in out
 
 
 def test_a_run_that_compared_nothing_fails(project, capsys):

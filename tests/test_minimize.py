@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -183,7 +184,7 @@ def test_the_command_replays_a_recorded_minimisation_and_writes_the_bundle(plant
     text = capsys.readouterr().out
     assert code == 1
     assert f"minimize: minimised; {live.runs}/200 device runs" in text and "instructions: 4 -> 1" in text
-    assert "rwc thread 0 srcb: expected" in text          # the one-line diff of the minimal case
+    assert re.search(r"rwc thread 0 srcb: \S+ 0x\w+, .+ 0x\w+", text)   # the one-line diff of the minimal case, sides named
     small = load_case(out)
     assert small.threads == live.case.threads and small.name == "cli-case-min"
     assert ReplayBackend(root=tmp_path / "small.recordings").run(small).ok

@@ -67,14 +67,14 @@ def check_simulator(given: str | os.PathLike) -> Path:
     OptionError in one line naming the user's own path."""
     so = Path(given).expanduser().resolve()
     if so.is_dir():
-        raise OptionError(f"--simulator {given}: is a directory; give the libttsim.so file inside it")
+        raise OptionError(f"--simulator={given}: is a directory; give the libttsim.so file inside it")
     if not so.is_file():
-        raise OptionError(f"--simulator {given}: no such file; give the path of a libttsim.so")
+        raise OptionError(f"--simulator={given}: no such file; give the path of a libttsim.so")
     data = so.read_bytes()
     if data[:4] != b"\x7fELF":
-        raise OptionError(f"--simulator {given}: not a shared library (no ELF header); give the path of a libttsim.so")
+        raise OptionError(f"--simulator={given}: not a shared library (no ELF header); give the path of a libttsim.so")
     if b"libttsim_clock" not in data:
-        raise OptionError(f"--simulator {given}: a shared library without libttsim_clock, so not a ttsim build")
+        raise OptionError(f"--simulator={given}: a shared library without libttsim_clock, so not a ttsim build")
     return so
 
 
