@@ -59,7 +59,7 @@ def dest32_case() -> Case:
 # --- counters -------------------------------------------------------------------------------------
 RWC_FIELDS = ("srca", "srca_cr", "srcb", "srcb_cr", "dst", "dst_cr")
 SRC_VALUES = (0x2A, 0x15, 0x33, 0x0C, 0x39, 0x06, 0x27, 0x18, 0x3C, 0x03, 0x2D, 0x12)   # 6 bits, distinct
-DST_VALUES = (0x2AA, 0x155, 0x333, 0x0CC, 0x3C3, 0x03C)                                # 10 bits, distinct
+DST_VALUES = (0x2AA, 0x155, 0x333, 0x0CC, 0x3C3, 0x21C)                      # 10 bits, none of the above
 STEP = 15                 # the largest INCRWC increment (4-bit fields)
 
 
@@ -168,14 +168,15 @@ def _w(text: str) -> list[int]:
 _UNPACK_A = "UNPACR_NOP unpacker_select=0 set_dvalid=1 unpack_pop=1"      # hand SrcA's unpacker bank over
 _UNPACK_B = "UNPACR_NOP unpacker_select=1 set_dvalid=1 unpack_pop=1"
 _RELEASE = "SETRWC clear_ab_vld=3 bitmask=0"                               # the matrix side gives both back
-# Per Src, (valid0, valid1, matrix_bank, unpack_bank): fresh 0000; a0 1001 (SrcB 0000); ab0 1001;
-# released 0011; bank1 0110. Every pair of the four bits differs in one of them, so swapped positions show.
+# Per Src, (valid0, valid1, matrix_bank, unpack_bank): a0 1001 (SrcB 0000); ab0 1001; released 0011; bank1
+# 0110: every pair of the four bits differs in one of them, so swapped positions show. fresh comes last: after
+# bank1, its zeros are the reset prologue's work.
 SRC_STATES = {
-    "fresh": {},
     "a0": {1: _w(_UNPACK_A)},
     "ab0": {1: _w(f"{_UNPACK_A}; {_UNPACK_B}")},
     "released": {1: _w(f"{_UNPACK_A}; {_UNPACK_B}; {_RELEASE}")},
     "bank1": {1: _w(f"{_UNPACK_A}; {_UNPACK_B}; {_RELEASE}; {_UNPACK_A}; {_UNPACK_B}")},
+    "fresh": {},
 }
 
 
