@@ -8,6 +8,7 @@ platform lacks what it needs), a wrong platform layout fails, and the command's 
 from __future__ import annotations
 
 import dataclasses
+import os
 import signal
 import subprocess
 import sys
@@ -241,10 +242,12 @@ def test_command_prints_one_line_per_check_and_exits_0(pytestconfig):
 @pytest.mark.hw
 def test_command_interrupted_exits_130(pytestconfig):
     sim = _simulator(pytestconfig)
-    proc = subprocess.Popen(_cli("--simulator", sim, "--checks", "corpus"), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    time.sleep(4.0)                  # the device is open and the corpus under way
+    proc = subprocess.Popen(_cli("--simulator", sim, "--checks", "device,corpus"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    first = proc.stdout.readline()          # the device line: the corpus check is under way
+    assert first.startswith("device"), first + proc.stderr.read()
+    time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    assert err.strip().splitlines()[-1] == "tensix-diff: interrupted"
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == "tensix-diff: interrupted"
