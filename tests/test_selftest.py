@@ -51,7 +51,7 @@ def test_rwc_layout_result_names_the_field_a_value_belongs_to():
     rwc = {str(t): dict(p) for t, p in C.rwc_plan().items()}
     rwc["1"]["srca"] = C.rwc_plan()[1]["srca_cr"]
     status, detail = rwc_layout_result(rwc, "x")
-    assert status == FAIL and "thread 1 srca read" in detail and "that is thread 1 srca_cr's" in detail
+    assert status == FAIL and "thread 1 srca read" in detail and "the value planned for thread 1 srca_cr" in detail
 
 
 def test_counters_case_sets_fidelity_and_every_shown_adc_field():
@@ -168,6 +168,18 @@ def test_usage_mistakes_exit_2(argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("tensix-diff: error:")
+
+
+def test_the_note_settles_an_unverified_table_only_when_its_checks_ran():
+    from types import SimpleNamespace
+    from hwbridge.hw.selftest import SETTLES, platform_note
+    bh = load("blackhole")
+    all_ok = SimpleNamespace(plat=bh, settled={n: True for n in SETTLES})
+    assert "set 'verified: true' in hwbridge/hw/platforms/blackhole.yaml" in platform_note(all_ok)
+    one_bad = SimpleNamespace(plat=bh, settled={**all_ok.settled, "src-bits": False})
+    assert "src-bits failed" in platform_note(one_bad) and "stays unverified" in platform_note(one_bad)
+    assert platform_note(SimpleNamespace(plat=bh, settled={"rwc-layout": True})) is None    # not all ran
+    assert platform_note(SimpleNamespace(plat=load("ttsim"), settled=all_ok.settled)) is None
 
 
 def test_the_selftest_marker_is_registered(pytestconfig):

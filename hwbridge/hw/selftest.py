@@ -186,11 +186,12 @@ def check_rwc_layout(st: Selftest) -> tuple[str, str]:
 
 
 def rwc_layout_result(rwc: dict, platform: str) -> tuple[str, str]:
-    """ok, or FAIL naming each field that read another value (and whose value it was, if any)."""
+    """ok, or FAIL naming each field that read another value, and the field that value was planned for, if
+    any (a lead: a misplaced position can also read a mixture of neighbouring fields' bits)."""
     plan = C.rwc_plan()
     owner = {v: f"thread {t} {f}" for t, p in plan.items() for f, v in p.items()}
     wrong = [f"thread {t} {f} read {rwc[str(t)][f]:#x} (expected {v:#x}"
-             + (f"; that is {owner[rwc[str(t)][f]]}'s)" if rwc[str(t)][f] in owner else ")")
+             + (f"; the value planned for {owner[rwc[str(t)][f]]})" if rwc[str(t)][f] in owner else ")")
              for t, p in plan.items() for f, v in p.items() if rwc[str(t)][f] != v]
     if wrong:
         return FAIL, f"{len(wrong)} of 18 fields wrong in rwc_layout of {platform}: " + "; ".join(wrong[:SHOWN])
