@@ -266,8 +266,9 @@ CHECKS: dict[str, Callable[[Selftest], tuple[str, str]]] = {
     "src-bits": check_src_bits,
     "corpus": check_corpus,
 }
-# The checks that settle a platform table's debug-bus layouts (blackhole.yaml ``verified: false``).
-SETTLES = ("rwc-layout", "counters", "src-bits")
+# The checks that settle a platform table's claims (blackhole.yaml ``verified: false``): its debug-bus layouts
+# and the Config words it says can be written and read.
+SETTLES = ("config", "rwc-layout", "counters", "src-bits")
 
 
 def platform_note(st: Selftest) -> str | None:
@@ -276,7 +277,7 @@ def platform_note(st: Selftest) -> str | None:
         return None
     path = f"hwbridge/hw/platforms/{st.plat.name}.yaml"
     if all(st.settled.values()):
-        return (f"platform {st.plat.name}: its RWC, fidelity, ADC and Src layouts read back as planned on this"
-                f" device: set 'verified: true' in {path} (send this output with the change)")
+        return (f"platform {st.plat.name}: its Config words and RWC, fidelity, ADC and Src layouts read back as"
+                f" planned on this device: set 'verified: true' in {path} (send this output with the change)")
     failed = [n for n, ok in st.settled.items() if not ok]
     return f"platform {st.plat.name}: {', '.join(failed)} failed: {path} stays unverified (send this output)"
