@@ -170,6 +170,57 @@ def test_usage_mistakes_exit_2(argv, capsys):
     assert len(err) == 1 and err[0].startswith("tensix-diff: error:")
 
 
+class _WindowStub:
+    """A device whose read-back is golden's and whose Dest window returns ``window(dest, no_swizzle)``."""
+
+    def __init__(self, window):
+        from types import SimpleNamespace
+        self.platform = dataclasses.replace(load("blackhole"), raw={**load("blackhole").raw, "dest_window": True})
+        self.window = window
+        self.worker = SimpleNamespace(conn=object(), starts=1, run=self._probe)
+        self.dest = None
+
+    def run(self, case):
+        r = GoldenBackend().run(case)
+        self.dest = r.state["dest"]
+        return r
+
+    def _probe(self, job):
+        from types import SimpleNamespace
+        words = self.window(self.dest, job.name.endswith("-raw")).astype("<u4")
+        return SimpleNamespace(status="ok", blobs=[words.tobytes()], message="")
+
+
+def test_dest_window_check_passes_a_window_that_follows_dst_md_and_names_a_wrong_word():
+    from hwbridge.hw.selftest import check_dest32_window
+    good = _WindowStub(lambda dest, raw: probe.window_model(dest, 0, raw))
+    status, detail = check_dest32_window(Selftest(good))
+    assert status == OK_ and "either path" in detail, detail
+
+    def one_wrong(dest, raw):
+        w = probe.window_model(dest, 0, raw).copy()
+        w[16 * 130 + 3] ^= 1 << 20
+        return w
+    status, detail = check_dest32_window(Selftest(_WindowStub(one_wrong)))
+    assert status == FAIL and "Dst32b row 130 col 3" in detail and "fmt 0, swizzled" in detail, detail
+
+
+def test_dest_window_check_says_to_use_the_window_when_dbg_array_rd_loses_low_halves():
+    """The Wormhole behaviour tt-exalens works around: DBG_ARRAY_RD returning zeros for the low 16 bits."""
+    from hwbridge.hw.selftest import check_dest32_window
+    stub = _WindowStub(lambda dest, raw: probe.window_model(dest, 0, raw))
+    golden_run = stub.run
+
+    def run(case):
+        r = golden_run(case)
+        st = dict(r.state)
+        st["dest"] = [row if (i // 8) % 2 == 0 else [0] * 16 for i, row in enumerate(r.state["dest"])]
+        return dataclasses.replace(r, state=st)
+    stub.run = run
+    status, detail = check_dest32_window(Selftest(stub))
+    assert status == OK_ and "DBG_ARRAY_RD differs: read a 32-bit Dest through the window" in detail, detail
+
+
 def test_the_note_settles_an_unverified_table_only_when_its_checks_ran():
     from types import SimpleNamespace
     from hwbridge.hw.selftest import SETTLES, platform_note
