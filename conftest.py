@@ -253,6 +253,8 @@ class TensixDiffPlugin:
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "hw: needs a card or simulator (runs only with --backend=hw)")
+    config.addinivalue_line("markers", "selftest: the hw self-check of tensix-diff selftest (pytest -m selftest"
+                            " --backend=hw [--simulator=PATH]); run it first on a card")
     if config.getoption("record_mode") != "none" and config.getoption("backend") != "hw":
         raise pytest.UsageError("--record-mode records what a device returned: it needs --backend=hw")
     if config.getoption("simulator") and config.getoption("backend") != "hw":

@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "tensix_cli.coverage",
     "tensix_cli.store_cmd",
     "tensix_cli.race_cmd",
+    "tensix_cli.selftest",
 )
 
 
@@ -49,7 +50,7 @@ def _disasm(args: argparse.Namespace) -> int:
 # The command each module adds (so one command imports only its own module: start-up stays short).
 COMMAND_OF = {"run": "tensix_cli.run_cmd", "fuzz": "tensix_cli.fuzz", "record": "tensix_cli.record",
               "minimize": "tensix_cli.minimize", "coverage": "tensix_cli.coverage", "store": "tensix_cli.store_cmd",
-              "race": "tensix_cli.race_cmd"}
+              "race": "tensix_cli.race_cmd", "selftest": "tensix_cli.selftest"}
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

@@ -5,6 +5,8 @@ import pytest
 
 from golden.state import ADC_UNITS
 from hwbridge.hw.platform import ADC_FIELDS, RWC_FIELDS, load
+from hwbridge.hw.selftest import OK_, rwc_layout_result
+from hwbridge.hw.selftest_cases import rwc_layout_case
 
 PLATFORMS = ("ttsim", "blackhole")
 
@@ -84,6 +86,18 @@ def test_ttsim_register_sets():
     assert 6 not in plat.thread_config_writable and 55 not in plat.thread_config_writable
     silicon = load("blackhole")
     assert len(silicon.config_readable) > len(plat.config_readable)
+
+
+@pytest.mark.hw
+@pytest.mark.selftest
+def test_rwc_layout_roundtrip(backend):
+    """On a device (``--backend=hw``): each RWC field of each thread set to its own value reads back in place
+    through the platform's rwc_layout (the selftest's rwc-layout check). On a card this settles the
+    blackhole table's unverified RWC positions."""
+    r = backend.run(rwc_layout_case())
+    assert r.status == "ok", r.message
+    status, detail = rwc_layout_result(r.state["rwc"], backend.platform.name)
+    assert status == OK_, detail
 
 
 def test_unknown_platform():
