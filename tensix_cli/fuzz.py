@@ -27,7 +27,7 @@ from tensix_diff.case import Case, case_hash, dump_case
 from .hw_options import add_hw_arguments, hw_opts
 from .progress import Progress
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
-from tensix_diff.report_html import campaign_html
+from tensix_diff.report_campaign import campaign_html
 from tensix_diff.triage import CampaignTriage
 
 from .exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
@@ -205,7 +205,7 @@ def run(args) -> int:
     report["triage"] = triage.report()
     report_path.parent.mkdir(parents=True, exist_ok=True)
     report_path.write_text(json.dumps(report, indent=1) + "\n")
-    report_path.with_suffix(".html").write_text(campaign_html(report, triage.examples, len(divergences)))
+    report_path.with_suffix(".html").write_text(campaign_html(report, triage.smallest))
     if diverged:
         print("\n".join(report["triage"]["lines"]))
     print(summary)

@@ -17,7 +17,10 @@ import numpy as np
 PANELS, CELL_W, CELL_H, GAP = 4, 5, 2, 4
 SAME_ZERO, SAME_NONZERO = (238, 238, 238), (200, 200, 205)
 
-CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
+CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:1320px;padding:0 1em;color:#222}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f7f7;padding:.5em}details{margin:1em 0}
+.cards{display:flex;flex-wrap:wrap;gap:1em;margin:1em 0}.card{border:1px solid #ccc;border-radius:6px;padding:.5em 1em}
+.card b{display:block;font-size:24px}.bad b{color:#b00}.ok b{color:#070}summary{cursor:pointer;font-weight:600}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}
 th{background:#f3f3f3}.num{text-align:right}.device{background:#d9f2d9}.golden{background:#fff3c4}
 .never{background:#f6d5d5}.known{color:#777}code,pre{font:12px ui-monospace,monospace}
@@ -132,11 +135,24 @@ def _forever(x: str) -> Iterable[str]:
         yield x
 
 
-def page(title: str, sections: Iterable[tuple[str, str]]) -> str:
-    """A whole document: ``sections`` are (heading, HTML body) pairs."""
+def page(title: str, sections: Iterable[tuple[str, str]], lead: str = "") -> str:
+    """A whole document: ``lead`` (HTML, e.g. summary cards) under the title, then ``sections``, (heading, HTML
+    body) pairs."""
     body = "".join(f"<h2>{esc(h)}</h2>{b}" for h, b in sections)
     return (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{esc(title)}</title>'
-            f"<style>{CSS}</style></head><body><h1>{esc(title)}</h1>{body}</body></html>\n")
+            f'<meta name="viewport" content="width=device-width"><style>{CSS}</style></head><body>'
+            f"<h1>{esc(title)}</h1>{lead}{body}</body></html>\n")
+
+
+def cards(items: Iterable[tuple[str, object, str]]) -> str:
+    """Summary figures as cards: (label, value, css class: "", "ok" or "bad")."""
+    return '<div class="cards">' + "".join(f'<div class="card {esc(c)}"><b>{esc(v)}</b>{esc(label)}</div>'
+                                           for label, v, c in items) + "</div>"
+
+
+def folded(summary: str, body: str, open_: bool = False) -> str:
+    """``body`` folded away under a one-line ``summary`` (a <details> element)."""
+    return f"<details{' open' if open_ else ''}><summary>{esc(summary)}</summary>{body}</details>"
 
 
 def pre(lines: Iterable[str]) -> str:
@@ -153,40 +169,3 @@ def dest_from_diffs(diffs) -> tuple[np.ndarray, np.ndarray] | None:
         _, row, _, col = d.location.split()
         e[int(row), int(col)], a[int(row), int(col)] = d.expected, d.actual
     return e, a
-
-
-def campaign_html(report: dict, divergent=(), total_divergent: int | None = None) -> str:
-    """A fuzz campaign report: its JSON figures, the triage by signature, and each divergence (case,
-    compare.judge verdict) with a heatmap of its Dest difference."""
-    s = report.get("summary", {})
-    head = [f"seed {report.get('seed')}  profile {report.get('profile')}  {report.get('backend')} against "
-            f"{report.get('against')}",
-            f"{s.get('cases', 0)} cases: {s.get('matched', 0)} matched, {s.get('diverged', 0)} diverged, "
-            f"{s.get('known', 0)} known, "
-            f"{s.get('errors', 0)} errors in {report.get('elapsed_s', 0)} s",
-            f"regenerate one case: {report.get('regenerate', '')}"]
-    sections = [("Campaign", pre(head))]
-    tri = report.get("triage")
-    if tri:
-        rows = [(g["count"], g["signature"], g["smallest"], g["smallest_instructions"]) for g in tri["groups"]]
-        body = table(("count", "signature", "smallest example", "instructions"), rows, ["" for _ in rows])
-        body += pre([f"{tri.get('known', 0)} case(s) fully explained by the known-divergence registry"])
-        body += pre(f"known divergence no longer reproduces: {k['id']} (case {k['case']})"
-                    for k in tri["stale_known"]) if tri["stale_known"] else ""
-        sections.append(("Divergences by signature", body))
-    figs = []
-    for case, verdict in divergent:
-        lines = verdict.report(12).splitlines()
-        pics = dest_from_diffs(verdict.comparison.diffs) if verdict.comparison is not None else None
-        figs.append(f"<h3>{esc(case.name)}</h3>" + pre(lines) + (heatmap_figure(case.name, *pics) if pics else ""))
-    if figs:
-        shown = len(figs)
-        total = shown if total_divergent is None else total_divergent
-        note = (f"{shown} of {total} divergent cases shown (the first of each run); every one is in the JSON "
-                "report with its case file." if total > shown else f"all {shown} divergent cases shown.")
-        sections.append(("Each divergence", pre([note]) + "".join(figs)))
-    errors = report.get("errors") or []
-    if errors:
-        sections.append(("Cases not compared", table(("case", "outcome", "message"),
-                                                     [(e["name"], e["outcome"], e["message"][:200]) for e in errors])))
-    return page(f"tensix-diff fuzz campaign {report.get('seed')}", sections)

@@ -244,12 +244,14 @@ def triage_report(divergences: Iterable[Divergence], seen: dict[str, Verdict] | 
 class CampaignTriage:
     """Collects a campaign's verdicts as they happen: ``add(case, verdict)`` for each assessed verdict;
     divergences are grouped by signature, known ones counted. The first ``keep`` (case, verdict) pairs
-    of divergences are kept for pictures (``examples``); the rest only as signatures."""
+    of divergences are kept for pictures (``examples``); the rest only as signatures. ``smallest`` keeps, per
+    signature, the divergent (case, verdict) with the fewest instructions (what a report shows first)."""
 
     def __init__(self, backend: str | None = None, keep: int = 50, known_path: str | Path | None = None):
         self.backend, self.keep, self.known_path = backend, keep, known_path
         self.divergences: list[Divergence] = []
         self.examples: list[tuple[Case, Verdict]] = []
+        self.smallest: dict[str, tuple[Case, Verdict]] = {}
         self.known = 0
         self.seen: dict[str, Verdict] = {}
 
@@ -261,6 +263,9 @@ class CampaignTriage:
             self.divergences.append(Divergence(case, sig, verdict.message))
             if len(self.examples) < self.keep:
                 self.examples.append((case, verdict))
+            best = self.smallest.get(str(sig))
+            if best is None or case.instruction_count < best[0].instruction_count:
+                self.smallest[str(sig)] = (case, verdict)
         return sig
 
     def report(self) -> dict:

@@ -122,8 +122,8 @@ def test_stale_known_entries_are_reported_only_for_cases_that_were_compared(plan
 
 
 def test_campaign_triage_groups_divergences_and_counts_known_ones(planted, tmp_path):
-    from tensix_diff.report_html import campaign_html
-    cases = [Case(f"k{i}", "", {0: asm(*[f"ZEROACC clear_mode=0 addr_mode={SECTION} where={i}"] * (i + 1))},
+    from tensix_diff.report_campaign import campaign_html
+    cases = [Case(f"k{i}", "", {0: asm(*[f"ZEROACC clear_mode=0 addr_mode={SECTION} where={i}"] * (3 - i))},
                   Init(thread_config={0: {AB + SECTION: 0x0100}})) for i in range(3)]
     tri = CampaignTriage("replay", keep=2)
     for c in cases:
@@ -131,22 +131,28 @@ def test_campaign_triage_groups_divergences_and_counts_known_ones(planted, tmp_p
         assert str(tri.add(c, verdict)) == "rwc.srcb @MATH"
     tri.add(cases[0], Verdict("known", "explained", known=("x",)))
     rep = tri.report()
-    assert [(g["count"], g["smallest"]) for g in rep["groups"]] == [(3, "k0")]
+    assert [(g["count"], g["smallest"]) for g in rep["groups"]] == [(3, "k2")]
     assert rep["new"] == 3 and rep["known"] == 1 and len(tri.examples) == 2
-    page = campaign_html({"seed": 7, "summary": {"cases": 3, "diverged": 3}, "triage": rep}, tri.examples, 3)
-    assert "<h3>k1</h3>" in page and "<h3>k2</h3>" not in page and "1 case(s) fully explained" in page
-    assert "2 of 3 divergent cases shown" in page          # what was left out is said
+    assert list(tri.smallest) == ["rwc.srcb @MATH"] and tri.smallest["rwc.srcb @MATH"][0].name == "k2"
+    page = campaign_html({"seed": 7, "profile": "p", "summary": {"cases": 3, "diverged": 3}, "triage": rep},
+                         tri.smallest)
+    assert page.index("<b>3</b>diverged") < page.index("<h2>rwc.srcb @MATH  (3 cases)</h2>")   # summary first
+    assert "smallest case: k2 (1 instructions)" in page and "ZEROACC clear_mode=0" in page
+    assert "<th>golden</th>" in page and "1 case(s) fully explained" in page and "<h2>Known divergences</h2>" in page
+    assert "tensix-diff minimize" in page
 
 
 def test_the_campaign_page_draws_a_dest_difference_from_the_comparison():
-    from tensix_diff.report_html import campaign_html
+    from tensix_diff.report_campaign import campaign_html
     case = Case("dest-diff", "", {0: asm("ZEROACC clear_mode=0 addr_mode=0 where=0")})
 
     def edit(state):
         state["dest"][17][2] = 0x3F80
     verdict, sig = classify(case, device_result(case, edit), GoldenBackend().run(case))
     assert str(sig) == "dest.bits @?"
-    page = campaign_html({"seed": 1}, [(case, verdict)])
+    rep = {"seed": 1, "triage": {"groups": [{"signature": str(sig), "count": 1, "smallest": case.name,
+                                             "smallest_instructions": 1, "cases": [case.name]}]}}
+    page = campaign_html(rep, {str(sig): (case, verdict)})
     assert page.count("data:image/png;base64,") == 1 and "1 Dest cells differ (rows 17..17)" in page
     assert ">rows 256-511<" in page and ">+64<" in page and ">column<" in page     # axes
     assert "same, non-zero" in page and "16 bits differ" in page                      # legend
