@@ -265,16 +265,22 @@ def html_report(cov: Coverage) -> str:
               "the device ran it, golden could not; <b>golden</b> = golden only; <b>never</b> = untested. "
               "'obs/cmp/run/all': items observed / in compared cases / run anywhere / possible.</p>")
     cls = {"observed": "device", "compared": "device", "recorded": "device", "golden": "golden", "never": "never"}
-    sections = [("Summary", H.pre(cov.summary_lines()) + legend),
-                ("Instructions", H.table(cov.HEADERS, cov.rows(), [cls[r[3]] for r in cov.rows()])),
-                ("Mode values of the instructions that ran",
-                 H.table(("instruction", "field", *RAN, "untested values"), cov.mode_rows()))]
+    lead = H.cards([("cases", cov.cases, ""), *((lv, cov.count(lv), "ok" if lv == "observed" else "bad" if lv == "never"
+                                                  else "") for lv in ("observed", "compared", "recorded", "golden", "never")),
+                    ("divergences", len(cov.divergences), "bad" if cov.divergences else "ok")])
     figs = [H.heatmap_figure(f"{c.name}: {s}", d["dest"], g["dest"]) for c, d, g, s in cov.divergences
             if "dest" in d and "dest" in g]
+    sections = []
     if cov.divergences:
         sections.append(("Divergences (Dest difference, device vs golden)",
                          H.pre(f"{c.name}: {s}" for c, _, _, s in cov.divergences) + "".join(figs)))
-    return H.page("tensix-diff coverage", sections)
+    sections += [("Summary", H.pre(cov.summary_lines()) + legend),
+                 ("Instructions", H.folded(f"{len(cov.rows())} instructions by evidence",
+                                           H.table(cov.HEADERS, cov.rows(), [cls[r[3]] for r in cov.rows()]), True)),
+                 ("Mode values of the instructions that ran",
+                  H.folded("mode values per instruction field",
+                           H.table(("instruction", "field", *RAN, "untested values"), cov.mode_rows())))]
+    return H.page("tensix-diff coverage", sections, lead=lead)
 
 
 # --- the command ---------------------------------------------------------------------------------------

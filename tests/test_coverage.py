@@ -138,6 +138,7 @@ def test_the_html_report_is_self_contained_and_draws_the_dest_difference():
     assert [c.name for c, *_ in cov.divergences] == ["cmp"]
     page = html_report(cov)
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)            # no external asset
+    assert page.index('class="cards"') < page.index("<h2>Divergences") < page.index("<h2>Summary")   # what matters first
     assert page.count("data:image/png;base64,") == 1 and "1 Dest cells differ (rows 700..700)" in page
     assert "<tr><td>ZEROACC</td><td>addr_mode</td><td>-</td><td>2</td><td>7</td><td>-</td>" in page   # 7: recorded
     raw = base64.b64decode(re.search(r"data:image/png;base64,([A-Za-z0-9+/=]+)", page).group(1))
