@@ -6,6 +6,9 @@ publicly for a PCIe-attached chip (``UmdDevice.get_local_tt_device``; about four
 accessors), on NOC0 in translated coordinates. A chip reached over Ethernet goes through tt-exalens's public
 ``UmdDevice.noc_read``/``noc_write`` (NOC0 coordinates). Under ttsim the host also advances the clock
 (libttsim_clock from the already-loaded library); silicon runs on its own.
+
+Before the cores are released, every word the job wrote (programs, flags, the case's L1, the reset-PC
+registers) is read back and compared: a card's NOC write can be lost, or land after the release.
 """
 from __future__ import annotations
 
@@ -24,6 +27,14 @@ def _version(dist: str) -> str:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
         return "absent"
+
+
+def _differs(addr: int, wrote: bytes, got: bytes) -> str:
+    """One line naming the words of an L1 block that read back different from what was written."""
+    words = [i for i in range(0, len(wrote), 4) if wrote[i:i + 4] != got[i:i + 4]]
+    first = words[0]
+    return (f"L1 [{addr:#x}, {addr + len(wrote):#x}): {len(words)} of {(len(wrote) + 3) // 4} words differ, first at "
+            f"{addr + first:#x}: wrote {wrote[first:first + 4].hex()}, read {got[first:first + 4].hex()}")
 
 
 class RemoteChip:
@@ -119,6 +130,9 @@ class Device:
             self.write(addr, data)
         for addr, value in job.get("regs", ()):
             self.write32(addr, value)
+        differs = self.verify(job)
+        if differs is not None:
+            return ("error", differs)
         self.write32(M.SOFT_RESET_0, job["release"])
         done = self._wait(job, timeout)
         if done is not None:
@@ -126,6 +140,19 @@ class Device:
         blobs = [self.read(a, n) for a, n in job["reads"]]
         self.hold()
         return ("ok", blobs, self.cycles)
+
+    def verify(self, job: dict) -> str | None:
+        """What differs between the job's writes (L1 blocks, then MMIO words) and what the device reads back,
+        or None when every word arrived."""
+        for addr, data in job["writes"]:
+            got = self.read(addr, len(data))
+            if got != data:
+                return f"read-back before release: {_differs(addr, data, got)}"
+        for addr, value in job.get("regs", ()):
+            got = self.read32(addr)
+            if got != value:
+                return f"read-back before release: register {addr:#x} holds {got:#010x}, wrote {value:#010x}"
+        return None
 
     def _wait(self, job: dict, timeout: float) -> str | None:
         addr, value = job["done_addr"], job["done_value"]
