@@ -18,7 +18,6 @@ from . import rv32 as rv
 
 
 _SYNC = M.PC_BUF_TENSIX_SYNC - M.PC_BUF_BASE
-assert rv.li_words(rv.T6, M.PC_BUF_BASE) == (rv.lui(rv.T6, M.PC_BUF_BASE >> 12),)
 _DRAIN = (rv.lui(rv.T6, M.PC_BUF_BASE >> 12), rv.sw(rv.ZERO, rv.T6, _SYNC), rv.lw(rv.T6, rv.T6, _SYNC),
           rv.andi(rv.T6, rv.T6, 0))
 

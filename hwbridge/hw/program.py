@@ -4,9 +4,10 @@ Each TRISC t runs, from its reset PC: a reset prologue that puts everything the 
 depend on into golden's power-on state (GPRs, MOP config, ThreadConfig, Config, Dest, Src banks,
 semaphores, RWCs, ADCs) overlaid with the case's ``init``; a barrier so no thread starts the case
 before every prologue has drained; the case's Tensix words issued inline (``rotl(W, 2)``); a drain
-(a load of PC_BUF TENSIX_SYNC stalls until the thread's Tensix instructions finish); a copy of its
-GPRs into L1; a done flag. TRISC0 then collects Dest, the counters and Config into L1 and raises the
-all-done flag that the host polls. Everything lands in one block the host reads at once.
+(Manual TTSync, actions.drain: a store to, load from and use of PC_BUF's CoprocessorDoneCheck, done once
+the thread's Tensix instructions finish); a copy of its GPRs into L1; a done flag. TRISC0 then collects
+Dest, the counters and Config into L1 and raises the all-done flag that the host polls. Everything lands
+in one block the host reads at once.
 """
 from __future__ import annotations
 
