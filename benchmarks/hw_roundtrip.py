@@ -4,8 +4,9 @@
 
 Runs a derandomized fuzz campaign (every case: load, prologue, run, collect, read back, decode; a worker
 restart after every simulator refusal or hang) and prints cases/s, the outcome mix, simulated cycles
-per case, restarts, and a per-phase breakdown measured in one worker (build, device writes, clocking,
-read-back, decode). Numbers only; nothing is asserted.
+per case, restarts, and a per-phase breakdown measured in one worker (build, device writes, the read-back
+of those writes before the release, clocking, read-back of the results, decode). Numbers only; nothing is
+asserted.
 """
 from __future__ import annotations
 
@@ -63,21 +64,21 @@ def throughput(sim: str, cases: list, jobs: int) -> tuple[float, Counter, list[i
     return len(cases) / elapsed, counts, cycles, restarts, ok
 
 
-def phases(sim: str, cases: list) -> dict[str, float]:
+def phases(sim: str, cases: list) -> tuple[dict[str, float], float]:
     """Per-phase time (ms per case) in-process on one device (no worker, no isolation), for cases that ran ok:
     a case the simulator refuses would end this process. Build includes the dict the worker is sent.
 
     The garbage collector runs once before the timed cases: opening the device here imports tt-exalens, and the
     full collection that those new objects bring on would otherwise land in one of the 40 cases (about 23 ms,
     billed as ~0.6 ms a case to decode, where it happened to fall); collections the cases cause stay timed."""
-    from hwbridge import hw_map as M
+    from hwbridge.hw import l1_map as M
     from hwbridge.hw.device import Device
     from hwbridge.hw.simdir import simulator_path
     from hwbridge.hw.platform import load
     plat = load("ttsim")
     dev = Device(str(simulator_path(sim)))
     acc: Counter = Counter()
-    n = 0
+    n = verified = 0
     gc.collect()
     for case in cases:
         t0 = time.perf_counter()
@@ -91,21 +92,26 @@ def phases(sim: str, cases: list) -> dict[str, float]:
             dev.write(a, d)
         for a, v in j["regs"]:
             dev.write32(a, v)
-        dev.write32(M.SOFT_RESET_0, j["release"])
         t2 = time.perf_counter()
-        if dev._wait(j, 10.0) is not None:
+        if dev.verify(j) is not None:
             break
         t3 = time.perf_counter()
-        blobs = [dev.read(a, s) for a, s in j["reads"]]
+        dev.write32(M.SOFT_RESET_0, j["release"])
+        if dev._wait(j, 10.0) is not None:
+            break
         t4 = time.perf_counter()
-        hw_readback.decode(job, blobs, plat)
+        blobs = [dev.read(a, s) for a, s in j["reads"]]
         t5 = time.perf_counter()
-        for k, v in zip(("build", "write", "clock", "read", "decode"), (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
+        hw_readback.decode(job, blobs, plat)
+        t6 = time.perf_counter()
+        for k, v in zip(("build", "write", "verify", "clock", "read", "decode"),
+                        (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5)):
             acc[k] += v
+        verified += sum(len(d) for _, d in j["writes"]) + 4 * len(j["regs"])
         n += 1
         if n >= 40:
             break
-    return {k: 1e3 * v / max(n, 1) for k, v in acc.items()}
+    return {k: 1e3 * v / max(n, 1) for k, v in acc.items()}, verified / max(n, 1) / 1024
 
 
 def main() -> None:
@@ -135,10 +141,10 @@ def main() -> None:
         cps, counts, cycles, restarts, _ = throughput(args.simulator, mixed, 1)
         print(f"jobs=1, every {args.fault_every}th case stops the simulator: {cps:.1f} cases/s; outcomes "
               + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + f"; {restarts} worker restarts")
-    ph = phases(args.simulator, ok)
+    ph, kib = phases(args.simulator, ok)
     total = sum(ph.values())
     print("per ok case, one device in-process (ms): " + ", ".join(f"{k} {v:.2f}" for k, v in ph.items())
-          + f"; total {total:.2f}")
+          + f"; total {total:.2f}; the verify phase reads back {kib:.1f} KiB a case")
     print("dominant: " + max(ph, key=ph.get) + " (the collector's Dest read-back is ~38K of the simulated cycles:"
           " 1024 rows x 8 debug-array reads by TRISC0)")
 

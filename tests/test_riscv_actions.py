@@ -134,7 +134,8 @@ def test_the_hw_program_performs_each_action_between_the_words():
 
 
 def test_an_action_runs_only_after_the_words_before_it():
-    """The RISC-V code for an action starts with a drain: a load of PC_BUF TENSIX_SYNC."""
+    """The RISC-V code for an action starts with a drain: Manual TTSync's store, load and use of
+    CoprocessorDoneCheck (PC_BUF TENSIX_SYNC)."""
     c = parse_case("name: x\nthreads:\n  1:\n    - NOP\n    - gpr: {index: 1, value: 5}\n")
     plain = parse_case("name: x\nthreads:\n  1:\n    - NOP\n")
     p = hw_program.thread_program(c, 1, load("ttsim"), {}).assemble()
@@ -142,8 +143,12 @@ def test_an_action_runs_only_after_the_words_before_it():
     nop = isa.to_stream(NOP)
     at = len(q) - q[::-1].index(nop) - 1               # the case's NOP: the last one pushed
     assert p[:at + 1] == q[:at + 1]
-    hi, _ = rv.hi_lo(M.PC_BUF_TENSIX_SYNC)
-    assert p[at + 1] == rv.lui(rv.T6, hi) and p[at + 3] == rv.lw(rv.T6, rv.T6, 0)     # drain, then the store
+    sync = M.PC_BUF_TENSIX_SYNC - M.PC_BUF_BASE
+    assert p[at + 1:at + 5] == [rv.lui(rv.T6, M.PC_BUF_BASE >> 12), rv.sw(rv.ZERO, rv.T6, sync),
+                                rv.lw(rv.T6, rv.T6, sync), rv.andi(rv.T6, rv.T6, 0)]     # drain, then the store
+    store = list(rv.li_words(rv.T0, M.REGFILE_BASE + 4)) + [rv.addi(rv.T1, rv.ZERO, 5), rv.sw(rv.T1, rv.T0, 0),
+                                                            rv.lw(rv.T1, rv.T0, 0), rv.and_(rv.T1, rv.T1, rv.T1)]
+    assert p[at + 5:at + 5 + len(store)] == store        # the store, read back and the value consumed
     assert RiscvAction("gpr", (1, 5)).text == "riscv gpr index=1 value=0x5"
     assert Observe() == parse_case(CASE.split("observe:")[0]).observe
     assert Tensix().s.mailboxes == {}

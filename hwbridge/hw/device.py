@@ -1,9 +1,14 @@
 """One Tensix core opened through tt-exalens (a card, or ttsim): load a job, run it, read it back.
 
 Runs inside the worker process only. tt-exalens opens the device (the same call for silicon and a
-simulator); bulk reads and writes then go through the raw tt-umd device it wraps (about four times
-cheaper than tt-exalens's accessors), on NOC0 in translated coordinates. Under ttsim the host also
-advances the clock (libttsim_clock from the already-loaded library); silicon runs on its own.
+simulator); bulk reads and writes then go through the tt-umd device it wraps, which tt-exalens hands out
+publicly for a PCIe-attached chip (``UmdDevice.get_local_tt_device``; about four times cheaper than its own
+accessors), on NOC0 in translated coordinates. A chip reached over Ethernet goes through tt-exalens's public
+``UmdDevice.noc_read``/``noc_write`` (NOC0 coordinates). Under ttsim the host also advances the clock
+(libttsim_clock from the already-loaded library); silicon runs on its own.
+
+Before the cores are released, every word the job wrote (programs, flags, the case's L1, the reset-PC
+registers) is read back and compared: a card's NOC write can be lost, or land after the release.
 """
 from __future__ import annotations
 
@@ -24,6 +29,35 @@ def _version(dist: str) -> str:
         return "absent"
 
 
+def _differs(addr: int, wrote: bytes, got: bytes) -> str:
+    """One line naming the words of an L1 block that read back different from what was written."""
+    words = [i for i in range(0, len(wrote), 4) if wrote[i:i + 4] != got[i:i + 4]]
+    first = words[0]
+    return (f"L1 [{addr:#x}, {addr + len(wrote):#x}): {len(words)} of {(len(wrote) + 3) // 4} words differ, first at "
+            f"{addr + first:#x}: wrote {wrote[first:first + 4].hex()}, read {got[first:first + 4].hex()}")
+
+
+class RemoteChip:
+    """A chip reached over Ethernet through tt-exalens's public accessors, in NOC0 coordinates (the calls
+    Device makes of a tt_umd.TTDevice)."""
+
+    def __init__(self, umd_dev, ctx):
+        import tt_umd
+        self.dev, self.noc, self.ctx = umd_dev, tt_umd.NocId.NOC0, ctx
+
+    def noc_write(self, x: int, y: int, addr: int, data: bytes) -> None:
+        self.dev.noc_write(self.noc, x, y, addr, data, self.ctx.dma_write_threshold)
+
+    def noc_read(self, x: int, y: int, addr: int, size: int) -> bytes:
+        return self.dev.noc_read_bytes(self.noc, x, y, addr, size, self.ctx.dma_read_threshold)
+
+    def noc_read32(self, x: int, y: int, addr: int) -> int:
+        return int.from_bytes(self.noc_read(x, y, addr, 4), "little")
+
+    def noc_write32(self, x: int, y: int, addr: int, value: int) -> None:
+        self.noc_write(x, y, addr, value.to_bytes(4, "little"))
+
+
 class Device:
     def __init__(self, simulator: str | None = None, core: tuple[int, int] | None = None, device_id: int | None = None):
         import tt_umd
@@ -34,12 +68,12 @@ class Device:
         if device_id is not None and device_id not in self.ctx.device_ids:
             raise ValueError(f"no device {device_id} (tt-exalens found {sorted(self.ctx.device_ids)})")
         device_id = min(self.ctx.device_ids) if device_id is None else device_id
-        umd_dev = self.ctx.umd_api.devices[device_id]   # skip tt-exalens's register tables
+        umd_dev = self.ctx.umd_api.get_device(device_id)   # skip tt-exalens's register tables
         if not simulator and umd_dev.is_simulation:
             # with no card, tt-exalens attaches to any running simulation server: never label that silicon
             raise RuntimeError("no card found (tt-exalens offered a running simulation instead; pass --simulator)")
         tt_umd.set_thread_noc_id(tt_umd.NocId.NOC0)
-        self.raw = umd_dev._UmdDevice__device                    # the tt_umd.TTDevice tt-exalens wraps
+        self.arch = str(umd_dev.arch)
         soc = umd_dev.soc_descriptor
         workers = soc.get_cores(tt_umd.CoreType.TENSIX, tt_umd.CoordSystem.NOC0)
         noc0 = core or (workers[0].x, workers[0].y)
@@ -47,7 +81,11 @@ class Device:
             raise ValueError(f"core {noc0} is not a Tensix core on this device")
         coord = tt_umd.CoreCoord(noc0[0], noc0[1], tt_umd.CoreType.TENSIX, tt_umd.CoordSystem.NOC0)
         tr = soc.translate_chip_coord_to_translated(coord)
-        self.noc0, self.xy = tuple(noc0), (tr.x, tr.y)
+        self.noc0, self.translated = tuple(noc0), (tr.x, tr.y)
+        if umd_dev.is_mmio_capable:
+            self.raw, self.xy = umd_dev.get_local_tt_device(), self.translated
+        else:
+            self.raw, self.xy = RemoteChip(umd_dev, self.ctx), self.noc0
         self.clock = None
         if simulator:
             lib = ctypes.CDLL(simulator, mode=os.RTLD_NOLOAD)   # the copy tt-umd already loaded
@@ -57,7 +95,8 @@ class Device:
 
     def info(self) -> dict:
         return {"tt_exalens": _version("tt-exalens"), "tt_umd": _version("tt-umd"),
-                "core_noc0": list(self.noc0), "core_translated": list(self.xy), "arch": str(self.raw.get_arch())}
+                "core_noc0": list(self.noc0), "core_translated": list(self.translated),
+                "arch": self.arch}
 
     # --- raw access ---
     def write(self, addr: int, data: bytes) -> None:
@@ -91,6 +130,9 @@ class Device:
             self.write(addr, data)
         for addr, value in job.get("regs", ()):
             self.write32(addr, value)
+        differs = self.verify(job)
+        if differs is not None:
+            return ("error", differs)
         self.write32(M.SOFT_RESET_0, job["release"])
         done = self._wait(job, timeout)
         if done is not None:
@@ -98,6 +140,19 @@ class Device:
         blobs = [self.read(a, n) for a, n in job["reads"]]
         self.hold()
         return ("ok", blobs, self.cycles)
+
+    def verify(self, job: dict) -> str | None:
+        """What differs between the job's writes (L1 blocks, then MMIO words) and what the device reads back,
+        or None when every word arrived."""
+        for addr, data in job["writes"]:
+            got = self.read(addr, len(data))
+            if got != data:
+                return f"read-back before release: {_differs(addr, data, got)}"
+        for addr, value in job.get("regs", ()):
+            got = self.read32(addr)
+            if got != value:
+                return f"read-back before release: register {addr:#x} holds {got:#010x}, wrote {value:#010x}"
+        return None
 
     def _wait(self, job: dict, timeout: float) -> str | None:
         addr, value = job["done_addr"], job["done_value"]

@@ -4,9 +4,10 @@ Each TRISC t runs, from its reset PC: a reset prologue that puts everything the 
 depend on into golden's power-on state (GPRs, MOP config, ThreadConfig, Config, Dest, Src banks,
 semaphores, RWCs, ADCs) overlaid with the case's ``init``; a barrier so no thread starts the case
 before every prologue has drained; the case's Tensix words issued inline (``rotl(W, 2)``); a drain
-(a load of PC_BUF TENSIX_SYNC stalls until the thread's Tensix instructions finish); a copy of its
-GPRs into L1; a done flag. TRISC0 then collects Dest, the counters and Config into L1 and raises the
-all-done flag that the host polls. Everything lands in one block the host reads at once.
+(Manual TTSync, actions.drain: a store to, load from and use of PC_BUF's CoprocessorDoneCheck, done once
+the thread's Tensix instructions finish); a copy of its GPRs into L1; a done flag. TRISC0 then collects
+Dest, the counters and Config into L1 and raises the all-done flag that the host polls. Everything lands
+in one block the host reads at once.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from golden.state import COLS, DEST_ROWS, GPRS, L1_SIZE, REPLAY_BUFFER, SEMAPHOR
 from tensix_diff.case import Case
 
 from . import actions as hw_actions
-from .actions import drain
+from .actions import drain, load_used
 from . import l1_map as M
 from . import rv32 as rv
 from .platform import Platform
@@ -202,7 +203,9 @@ def _gpr_stores() -> tuple[tuple[int, ...], list[int], list[int]]:
 
 
 def _gprs(p: rv.Program, case: Case, t: int) -> None:
-    """Every GPR to the case's init value or zero: _store_words over all of them, the zero stores from a table."""
+    """Every GPR to the case's init value or zero: _store_words over all of them, the zero stores from a table.
+    The last (GPR 63) is read back and consumed, so every one has landed before a later push can read it
+    (GPR stores are processed in order; MemoryOrdering.md)."""
     init = case.init.gpr.get(t, {})
     head, zero, one = _gpr_stores()
     out = p.words
@@ -214,6 +217,7 @@ def _gprs(p: rv.Program, case: Case, t: int) -> None:
         out.append(one[i])
         done = i + 1
     out.extend(zero[done:])
+    load_used(p, rv.T1, rv.T0, 4 * (GPRS - 1))
 
 
 def _thread_config(p: rv.Program, values: dict[int, int], plat: Platform, only_set: bool = False) -> None:
@@ -225,15 +229,22 @@ def _thread_config(p: rv.Program, values: dict[int, int], plat: Platform, only_s
 
 def _config(p: rv.Program, values: dict[int, dict[int, int]], plat: Platform, only_set: bool = False) -> None:
     """Config state 0 by RISC stores; state 1 by WRCFG from GPR 63 with CFG_STATE_ID = 1 (then back to 0).
-    Every writable index, or only those with a non-zero value."""
+    Every writable index, or only those with a non-zero value. The stores land before any later push reads
+    them: a fence emits them all and a consumed load from Config (processed in order after them) returns
+    after they did; each GPR 63 store is read back and consumed before the WRCFG that reads it
+    (MemoryOrdering.md)."""
     writable = plat.config_writable
     v0, v1 = values.get(0, {}), values.get(1, {})
     set0 = sorted(i for i, v in v0.items() if v and i in writable)       # the writable indices with a value
     set1 = sorted(i for i, v in v1.items() if v and i in writable)
     _store_words(p, M.CFG_BASE, [(4 * i, v0[i]) for i in set0] if only_set else
                  [(4 * i, v0.get(i, 0)) for i in sorted(writable)])
+    if set0 or not only_set:
+        p.emit(rv.fence())
+        load_used(p, rv.T1, rv.T0, 4 * min(plat.config_readable))
     state_id = thread_config_field("CFG_STATE_ID_StateID")
     p.li(rv.T0, M.REGFILE_BASE).emit(rv.sw(rv.ZERO, rv.T0, 4 * 63))
+    load_used(p, rv.T1, rv.T0, 4 * 63)
     p.tensix(_t("SETC16", setc16_reg=state_id.index, setc16_value=state_id.put(0, 1)))
     if not only_set:
         for idx in sorted(writable):
@@ -242,6 +253,7 @@ def _config(p: rv.Program, values: dict[int, dict[int, int]], plat: Platform, on
     for idx in set1:
         drain(p)
         p.li(rv.T1, v1[idx]).emit(rv.sw(rv.T1, rv.T0, 4 * 63))
+        load_used(p, rv.T1, rv.T0, 4 * 63)
         p.tensix(_t("WRCFG", gpraddress=63, wr128b=0, cfgreg=idx))
     p.tensix(_t("SETC16", setc16_reg=state_id.index, setc16_value=0))
     drain(p)
