@@ -33,10 +33,14 @@ SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM
 
 @dataclass
 class Reply:
-    status: str            # "ok" | "timeout" | "error" | "died"
+    status: str            # "ok" | "hang" | "timeout" | "error" | "died"
     blobs: list | None = None
     cycles: int = 0
     message: str = ""
+    snapshot: dict | None = None     # a hang: what the core showed (Device.snapshot)
+
+
+SERVICES = ("reset_units", "warm_reset")     # Device methods the parent may call besides run
 
 
 def _serve(conn: Connection, simulator: str | None, core: tuple[int, int] | None, device_id: int | None) -> None:
@@ -55,7 +59,10 @@ def _serve(conn: Connection, simulator: str | None, core: tuple[int, int] | None
         if msg[0] == "close":
             return
         try:
-            conn.send(dev.run(msg[1], msg[2]))
+            if msg[0] in SERVICES:
+                conn.send(("ok", getattr(dev, msg[0])(*msg[1:])))
+            else:
+                conn.send(dev.run(msg[1], msg[2]))
         except Exception as e:  # noqa: BLE001
             conn.send(("error", f"{type(e).__name__}: {e}"))
 
@@ -287,7 +294,28 @@ class Worker:
         if self.replace:          # the core may still be busy: the next job gets a fresh worker
             self.stop()
             self._respawn()
+        if msg[0] == "hang":
+            return Reply("hang", message=msg[1], snapshot=msg[2])
         return Reply("timeout" if msg[0] == "timeout" else "error", message=msg[1])
+
+    def call(self, service: str, *args, timeout: float = 60.0):
+        """One Device service (SERVICES) in the current worker: its return value, or RuntimeError."""
+        if self.conn is None:
+            self.start()
+        self._ready()
+        try:
+            self.conn.send((service, *args))
+            if not self.conn.poll(timeout):
+                self.stop()
+                raise RuntimeError(f"no answer from the device worker to {service} within {timeout:g} s")
+            kind, value = self.conn.recv()
+        except (EOFError, OSError):
+            self._drop()
+            self._respawn()
+            raise RuntimeError(f"the device worker exited during {service}") from None
+        if kind != "ok":
+            raise RuntimeError(value)
+        return value
 
     def _respawn(self) -> None:
         """Start the replacement now, so its device opens while the caller prepares the next job."""
