@@ -175,15 +175,15 @@ def unmet(w: Wait, view: DeviceView, case: Case) -> tuple[bool | None, str]:
         v, n = sems[w.fields["sem"]], w.fields["value"]
         ok = {"==": v == n, "!=": v != n, "<": v < n, ">": v > n, "<=": v <= n, ">=": v >= n}[w.fields["op"]]
         return not ok, f"semaphore {w.fields['sem']} reads {v}"
-    if w.kind == "STALLWAIT" and view.src_valid is not None:
-        cond = w.fields["wait_res"]
-        waits = [(c, name) for c, name in ((C_SRCA_VALID, "srca"), (C_SRCB_VALID, "srcb")) if cond >> c & 1]
-        if any(not view.src_valid[name] for _, name in waits):
-            return True, ", ".join(f"{n[:3].title()}{n[3:].upper()} matrix bank "
-                                   f"{'valid' if view.src_valid[n] else 'not valid'}" for _, n in waits)
+    if w.kind == "STALLWAIT":
+        cond, src = w.fields["wait_res"], view.src_valid
+        waits = [name for c, name in ((C_SRCA_VALID, "srca"), (C_SRCB_VALID, "srcb")) if cond >> c & 1]
+        if src is not None and not all(src[n] for n in waits):
+            return True, ", ".join(f"Src{n[3:].upper()} matrix bank {'valid' if src[n] else 'not valid'}"
+                                   for n in waits)
         if cond & ~(1 << C_SRCA_VALID | 1 << C_SRCB_VALID):
             return None, "busy conditions are not readable"
-        return False, "Src valid"
+        return (False, "Src valid") if src is not None else (None, "the Src state was not read")
     if w.kind == "ATGETM":
         held = holders(case, view, w.fields["mutex_index"], w.thread)
         if len(held) == 1:
