@@ -314,7 +314,8 @@ def judge(expected: Result, actual: Result, names: tuple[str, str] = ("expected"
         c = compare(expected.state, actual.state)
         return Verdict(MATCHED if c.matched else DIVERGED, c.summary(), c, statuses)
     if expected.status == actual.status == "hang":
-        return Verdict(MATCHED, "both hang", None, statuses)
+        said = f" ({an}: {actual.message})" if actual.message else ""      # the device names what stalled
+        return Verdict(MATCHED, "both hang" + said, None, statuses)
     if expected.status == actual.status and expected.status in GOLDEN_ERRORS:
         return Verdict(UNCOMPARED, f"both {expected.status}", None, statuses, why=f"both {expected.status}")
     if (expected.ok or actual.ok) and "hang" in statuses:

@@ -6,13 +6,15 @@ passes. Needs a Blackhole libttsim.so (``pytest --backend=hw --simulator=PATH``)
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 
 from golden import isa
 from hwbridge.golden_backend import GoldenBackend
 from tensix_diff.assess import assess
-from tensix_diff.case import Case, parse_case
+from tensix_diff.case import Case, dump_case, parse_case
 from tensix_diff.compare import DIVERGED, MATCHED, UNCOMPARED
 from tensix_diff.result import OK, TAINTED
 from tensix_diff.store import Store
@@ -117,7 +119,8 @@ threads:
     assert r.status == "hang"
     assert r.provenance["hang"]["stalled"] == [
         "TRISC1 waiting at {mailbox_read: {from: 0, gpr: 9}}: a RISC-V wait, ended by the reset",
-        'TRISC2 waiting at {sem_wait: {sem: 2, until: ">= 1"}} (semaphore 2 reads 0): a RISC-V wait, ended by the reset']
+        'TRISC2 waiting at {sem_wait: {sem: 2, until: ">= 1"}} (semaphore 2 reads 0): a RISC-V wait,'
+        ' ended by the reset']
     assert r.provenance["hang"]["health_check"] == "passed"
     _honest_after(card, fresh, _clean(2))
 
@@ -139,3 +142,19 @@ def test_a_hang_nothing_unblocks_taints_every_later_case(card, tmp_path):
         v = assess(c, golden.run(c), t, ("golden", "hw"))
         assert v.outcome == UNCOMPARED and v.why.startswith("health check failed"), v.message
         assert store.record(c, t, "all") is None            # never recorded
+
+
+def test_record_keeps_tainted_cases_out_of_the_store(sim_path, tmp_path):
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    stuck = Case("rec-stuck", "", {t: isa.assemble("SEMWAIT stall_res=0 sem_sel=8 wait_sem_cond=2") for t in range(3)})
+    (cases / "a.yaml").write_text(dump_case(stuck))
+    (cases / "b.yaml").write_text(dump_case(Case("rec-after", "", {0: isa.assemble(
+        "SETRWC clear_ab_vld=0 rwc_cr=0 rwc_d=5 rwc_b=3 rwc_a=2 bitmask=7")})))
+    store = tmp_path / "store"
+    out = subprocess.run([sys.executable, "-m", "tensix_cli.cli", "record", str(cases), "--simulator", sim_path,
+                          "--simulator-version", "9.9.9", "--isolation", "card", "--recordings", str(store)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert "tainted rec-after: health check failed: it hung" in out.stdout
+    assert [Store(store).get(h).status for h in Store(store).hashes()] == ["hang"]

@@ -34,7 +34,7 @@ HEALTH_ATTEMPTS = 3              # recoveries tried for a tainted core before gi
 SEMS_AT = M.RESULTS              # where the probe's TRISC0 stores the semaphore values
 NOT_YET = "after a hang on this core; health check not yet passed"
 
-HEALTH = Case("hw-health-check", "every thread runs after a hang: semaphores, a wait, a mutex, Dest, GPRs, RWCs, ADCs", {
+HEALTH = Case("hw-health-check", "every thread runs: semaphores, a wait, a mutex, Dest, GPRs, RWCs, ADCs", {
     0: isa.assemble("SEMINIT max_value=2 init_value=0 sem_sel=32; SEMPOST sem_sel=32;"
                     " SEMWAIT stall_res=0 sem_sel=32 wait_sem_cond=1; SEMGET sem_sel=32;"
                     " ATGETM mutex_index=0; ATRELM mutex_index=0;"

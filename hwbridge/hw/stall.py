@@ -64,7 +64,8 @@ def _sems(mask: int) -> list[int]:
 
 def _word_text(name: str, f: dict) -> str:
     if name == "SEMWAIT":
-        why = " and ".join(w for bit, w in ((SEM_ZERO, "while 0"), (SEM_MAX, "while at Max")) if f["wait_sem_cond"] & bit)
+        cond = f["wait_sem_cond"]
+        why = " and ".join(w for bit, w in ((SEM_ZERO, "while 0"), (SEM_MAX, "while at Max")) if cond & bit)
         return f"SEMWAIT sem {', '.join(map(str, _sems(f['sem_sel'])))}, wait {why or 'on no condition'}"
     if name == "ATGETM":
         return f"ATGETM mutex {f['mutex_index']}"
@@ -167,7 +168,7 @@ def unmet(w: Wait, view: DeviceView, case: Case) -> tuple[bool | None, str]:
         if w.fields["wait_sem_cond"] & SEM_ZERO and any(sems[i] == 0 for i in sel):
             return True, shown
         if w.fields["wait_sem_cond"] & SEM_MAX:
-            return None, shown + " (Max is not readable)"
+            return None, shown + "; Max is not readable"
         return False, shown
     if w.kind == "sem_wait":
         if sems is None:
@@ -207,7 +208,8 @@ class ThreadStall:
         if self.reached == "prologue":
             return f"{name} stalled in the reset prologue (state an earlier case left){head}"
         if not self.waits:
-            return f"{name} {'Tensix thread stalled' if self.stalled else 'stopped'}; no wait of the case explains it{head}"
+            what = "Tensix thread stalled" if self.stalled else "stopped"
+            return f"{name} {what}; no wait of the case explains it{head}"
         waits = "; or at ".join(w.text + (f" ({ev})" if ev else "") for w, ev in self.waits)
         return f"{name} waiting at {waits}{head}" + ("" if self.stalled else ": a RISC-V wait, ended by the reset")
 
