@@ -158,3 +158,13 @@ def test_record_keeps_tainted_cases_out_of_the_store(sim_path, tmp_path):
     assert out.returncode == 3, out.stdout + out.stderr
     assert "tainted rec-after: health check failed: it hung" in out.stdout
     assert [Store(store).get(h).status for h in Store(store).hashes()] == ["hang"]
+
+
+def test_replace_mode_still_replaces_the_simulator_and_names_the_thread_unprobed(fresh):
+    starts = fresh.worker.starts
+    r = fresh.run(Case("hang-replace", "", {1: isa.assemble("SEMWAIT stall_res=0 sem_sel=8 wait_sem_cond=1")}))
+    assert r.status == "hang" and "simulated cycles" in r.message
+    assert r.provenance["hang"] == {"stalled": ["TRISC1 waiting at SEMWAIT sem 3, wait while 0"],
+                                    "recovery": ["a fresh simulator"]}
+    assert fresh.worker.starts > starts          # replaced (the SEMWAIT also counts as leaving state)
+    assert fresh.run(_clean(1)[0]).status == OK

@@ -32,7 +32,8 @@ from tensix_diff.store import harness_revision
 from . import program as hw_program, readback as hw_readback
 from tensix_diff.result import DEVICE_ERROR, OK, REFUSED, TAINTED, Result
 from .platform import Platform, load
-from .recovery import NOT_YET, Recovery, snapshot_payload
+from . import stall
+from .recovery import NOT_YET, Recovery, snapshot_payload, view_of
 from .simdir import file_sha256, simulator_path, simulator_version
 from .worker import Worker
 
@@ -134,9 +135,11 @@ class HwBackend:
 
     def _hang(self, case: Case, reply, prov: dict) -> Result:
         """A hang: on a card (or under its constraints) recovered from in place; the stalled threads named."""
-        if self.isolation == "replace":      # the worker is already replaced: nothing carries over
-            prov["hang"] = {"stalled": "not probed (the simulator was replaced)"}
-            return Result("hang", message=reply.message, provenance=prov)
+        if self.isolation == "replace":      # the worker is already replaced: nothing carries over, no probe
+            stalled = [s.text() for s in stall.diagnose(case, view_of(reply.snapshot, self.platform))]
+            prov["hang"] = {"stalled": stalled, "recovery": ["a fresh simulator"]}
+            return Result("hang", message=f"{reply.message}; stalled: {'; '.join(stalled) or 'no thread named'}",
+                          provenance=prov)
         try:
             rep = self.recovery.after_hang(case, reply.snapshot)
         except RuntimeError as e:            # the worker could not serve the recovery

@@ -30,6 +30,7 @@ from .stall import DeviceView, ThreadStall, Wait, trisc
 PROBE_ROUNDS = 4                 # unblocking rounds before the unit resets
 PROBE_CYCLES = 100_000           # a probe's simulated-cycle budget (one that drains needs a few hundred)
 PROBE_SECONDS = 2.0              # its wall-clock budget on a card
+HEALTH_SECONDS = 5.0             # the health check's on a card (it runs in milliseconds)
 HEALTH_ATTEMPTS = 3              # recoveries tried for a tainted core before giving up
 SEMS_AT = M.RESULTS              # where the probe's TRISC0 stores the semaphore values
 NOT_YET = "after a hang on this core; health check not yet passed"
@@ -184,6 +185,16 @@ def snapshot_payload(job: hw_program.Job, plat: Platform) -> dict:
     return {**job.payload(), "stall_reads": [(M.FLAGS, M.FLAG_BYTES)], "stall_dbus": stall.dbus_reads(plat)}
 
 
+def view_of(snapshot: dict | None, plat: Platform) -> DeviceView:
+    """The device view a hang's snapshot gives (before any probe); without one, nothing finished."""
+    if not snapshot:
+        return DeviceView([True] * THREADS, [False] * THREADS)
+    view = DeviceView(*stall.flags(snapshot["l1"][0]))
+    if snapshot.get("dbus"):
+        view.src_valid, view.heads = stall.decode_dbus(plat, snapshot["dbus"])
+    return view
+
+
 # --- the health check -------------------------------------------------------------------------------------------
 @lru_cache(maxsize=1)
 def _golden_health() -> Result:
@@ -256,9 +267,7 @@ class Recovery:
 
     def _recover(self, case: Case, snapshot: dict | None) -> Report:
         rep = Report()
-        view = DeviceView(*stall.flags(snapshot["l1"][0])) if snapshot else DeviceView([True] * 3, [False] * 3)
-        if snapshot and snapshot.get("dbus"):
-            view.src_valid, view.heads = stall.decode_dbus(self.plat, snapshot["dbus"])
+        view = view_of(snapshot, self.plat)
         ctx = Context(case, view, [])
         steps = Steps()
         for k in range(PROBE_ROUNDS + 1):
@@ -307,7 +316,8 @@ class Recovery:
 
     def _health(self, rep: Report) -> str:
         try:
-            return health_check(self.worker, self.plat, self.max_cycles, self.timeout)
+            return health_check(self.worker, self.plat, self.max_cycles,
+                                self.timeout if self.plat.clocked_by_host else min(self.timeout, HEALTH_SECONDS))
         except RuntimeError as e:
             rep.steps.append(f"health check could not run: {e}")
             return f"{e}"[:160]

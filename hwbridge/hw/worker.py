@@ -3,7 +3,7 @@
 A worker opens the device once and serves jobs over a socket pair. Its stdout/stderr go to a log file,
 because ttsim reports a fatal error by printing a line and exiting the process. The parent turns a
 dead worker, a job that never finishes, or a device exception into a message; the next job gets a
-fresh worker.
+fresh worker, unless the device must be kept (``replace=False``: a card, or ttsim under its constraints).
 
 Workers are forked from a zygote: a fresh interpreter (``python -m hwbridge.hw.worker``; never a fork
 of the caller, and not multiprocessing's spawn, which re-imports the caller's main module) that has
