@@ -5,7 +5,6 @@ passes. Needs a Blackhole libttsim.so (``pytest --backend=hw --simulator=PATH``)
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -18,24 +17,9 @@ from tensix_diff.case import Case, dump_case, parse_case
 from tensix_diff.compare import DIVERGED, MATCHED, UNCOMPARED
 from tensix_diff.result import OK, TAINTED
 from tensix_diff.store import Store
+from test_hw_sim import sim_path  # noqa: F401  (the fixture: the simulator's path, or skip)
 
 HANG_CYCLES = 200_000          # a case needs ~50K; the hanging ones spend this budget
-
-
-def _simulator(config) -> str | None:
-    try:
-        opt = config.getoption("simulator")
-    except ValueError:
-        opt = None
-    return opt or os.environ.get("TENSIX_DIFF_SIMULATOR")
-
-
-@pytest.fixture(scope="module")
-def sim_path(request):
-    path = _simulator(request.config)
-    if not path:
-        pytest.skip("needs a Blackhole libttsim.so: --simulator=PATH or TENSIX_DIFF_SIMULATOR")
-    return path
 
 
 @pytest.fixture(scope="module")
