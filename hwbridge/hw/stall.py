@@ -101,7 +101,7 @@ def holders(case: Case, view: "DeviceView", mutex: int, waiter: int) -> list[int
 @dataclass
 class DeviceView:
     """What the device showed after the hang and the probe (None where it could not show it)."""
-    ready: list[bool]                      # passed the start barrier (the case's words were being pushed)
+    ready: list[bool]                      # reached the start barrier (all of them: the case's words were pushed)
     done: list[bool]                       # pushed every word and drained: the case finished on this thread
     drains: list[bool] | None = None       # its Tensix queue drained in the probe after the RISC-V reset
     sems: list[int] | None = None          # semaphore values
