@@ -2,8 +2,9 @@
 
 Cases are YAML files, directories of them, or case bundles (``*.cases.jsonl.gz``); the default is the curated
 corpus ``tests/corpus``. ``--simulator PATH`` records on ttsim (labelled ``ttsim <version>``), otherwise on
-the first card found. Device errors are never recorded (the store refuses them); they are listed and make
-the exit status 3. ``--jobs N`` runs N workers (each its own simulator) side by side.
+the first card found. Device errors and cases tainted by a hang (run before a health check passed) are never
+recorded (the store refuses them); they are listed and make the exit status 3. ``--jobs N`` runs N workers
+(each its own simulator) side by side.
 """
 from __future__ import annotations
 
@@ -15,12 +16,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from tensix_diff.result import DEVICE_ERROR
+from tensix_diff.result import DEVICE_ERROR, TAINTED
 
 from .hw_options import add_hw_arguments, hw_opts
 from .progress import Progress
 
 from .exits import EXIT_DEVICE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+
+UNRECORDED = (DEVICE_ERROR, TAINTED)     # what the device could not vouch for
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -86,7 +90,7 @@ def run(args) -> int:
             except queue.Empty:
                 return
             result = backend.run(case)
-            if args.mode == "verify" and result.status != DEVICE_ERROR:
+            if args.mode == "verify" and result.status not in UNRECORDED:
                 old = store.lookup(case, device).recording
                 if old.status == result.status and old.state == result.state:
                     with lock:
@@ -95,13 +99,14 @@ def run(args) -> int:
                     continue
                 with lock:
                     changed.append(f"changed {case.name}: {old.status} -> {result.status}")
-            if result.status != DEVICE_ERROR:
+            if result.status not in UNRECORDED:
                 store.record(case, result, "all")
             with lock:
                 counts[result.status] += 1
-                if result.status == DEVICE_ERROR or (not args.quiet and not result.ok):
+                if result.status in UNRECORDED or (not args.quiet and not result.ok):
                     print(f"{result.status} {case.name}: {result.message}")
-                progress.step(note=f"{counts[DEVICE_ERROR]} device errors" if counts[DEVICE_ERROR] else "")
+                bad = sum(counts[k] for k in UNRECORDED)
+                progress.step(note=f"{bad} device errors or tainted" if bad else "")
 
     threads = [threading.Thread(target=serve, args=(b,)) for b in backends]
     def wait() -> None:            # polled, not join(): a Ctrl-C lands in sleep, never inside a join
@@ -128,7 +133,7 @@ def run(args) -> int:
           + f" ({skipped} already recorded; {len(todo) / max(elapsed, 1e-9):.1f} cases/s)")
     if stop.is_set():
         return EXIT_INTERRUPTED
-    return EXIT_DEVICE if counts[DEVICE_ERROR] else EXIT_OK
+    return EXIT_DEVICE if any(counts[k] for k in UNRECORDED) else EXIT_OK
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from .result import DEVICE_ERROR, GOLDEN_ERRORS, MISSING, OK, STALE, Result
+from .result import DEVICE_ERROR, GOLDEN_ERRORS, MISSING, OK, STALE, TAINTED, Result
 
 REGIONS = ("dest", "dest_valid", "rwc", "adc", "gpr", "l1", "config")
 
@@ -303,7 +303,8 @@ def side_name(result: Result, backend: str) -> str:
 def judge(expected: Result, actual: Result, names: tuple[str, str] = ("expected", "actual")) -> Verdict:
     """Compare two backend Results. Both ok: bit-exact state comparison. Both hang: matched (the hang is
     what was observed). Both refusing (not-modelled, undefined) observed nothing: uncompared. A device
-    failure, missing or stale recording or refusal is reported as such and never counts as agreement.
+    failure, missing or stale recording or refusal is reported as such and never counts as agreement; a
+    tainted result (run after a hang, before a health check passed) is uncompared, its message the why.
     (tensix_diff.assess adds the registry, expected refusals and observed-effect accounting on top.)"""
     en, an = names
     statuses = (expected.status, actual.status)
@@ -313,6 +314,9 @@ def judge(expected: Result, actual: Result, names: tuple[str, str] = ("expected"
     for res, name in ((expected, en), (actual, an)):
         if res.status in (MISSING, STALE):
             return Verdict(res.status, f"{name}: {res.status}: {res.message}", None, statuses)
+    for res, name in ((expected, en), (actual, an)):
+        if res.status == TAINTED:       # the core may hold what a hang left: nothing it shows is evidence
+            return Verdict(UNCOMPARED, f"{name}: tainted: {res.message}", None, statuses, why=res.message)
     if expected.ok and actual.ok:
         if expected.state is None or actual.state is None:
             return Verdict(UNCOMPARED, f"{en if expected.state is None else an}: status ok but no state", None,
@@ -323,7 +327,8 @@ def judge(expected: Result, actual: Result, names: tuple[str, str] = ("expected"
         c = compare(expected.state, actual.state, sides)
         return Verdict(MATCHED if c.matched else DIVERGED, c.summary(), c, statuses)
     if expected.status == actual.status == "hang":
-        return Verdict(MATCHED, "both hang", None, statuses)
+        said = f" ({an}: {actual.message})" if actual.message else ""      # the device names what stalled
+        return Verdict(MATCHED, "both hang" + said, None, statuses)
     if expected.status == actual.status and expected.status in GOLDEN_ERRORS:
         return Verdict(UNCOMPARED, f"both {expected.status}", None, statuses, why=f"both {expected.status}")
     if (expected.ok or actual.ok) and "hang" in statuses:

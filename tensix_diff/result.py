@@ -12,6 +12,7 @@ OK = "ok"
 DEVICE_ERROR = "device-error"          # the device or simulator failed, timed out or exited
 REFUSED = "refused"                    # the backend cannot run this case (unsupported instruction, ...)
 GOLDEN_ERRORS = ("undefined-behaviour", "not-modelled", "hang")  # golden's typed errors
+TAINTED = "tainted"                    # run after a hang on the core before a health check passed (why in message)
 MISSING = "missing"                    # replay: no recording for this case
 STALE = "stale"                        # replay: the recording belongs to another version of the case
 

@@ -6,13 +6,17 @@ hwbridge/hw/platforms/*.yaml; the program builder, worker and readback are share
 
 Outcomes: ``ok`` with the observed state; ``refused`` when the harness or the platform cannot run the
 case (provenance ``refused_by``: ``harness`` before running, ``simulator`` when ttsim stopped on it with
-its ERROR line, which is deterministic); ``hang`` when the simulated core did not finish within the
-cycle budget; ``device-error`` for anything else (a worker that died without a word, a wall-clock
-timeout, an exception in the device layer).
+its ERROR line, which is deterministic); ``hang`` when the core did not finish within its budget (simulated
+cycles on ttsim, the wall-clock timeout on a card), with the stalled threads named (hwbridge.hw.stall);
+``device-error`` for anything else (a worker that died without a word, a simulator too slow to reach its
+cycle budget in wall-clock time, an exception in the device layer); ``tainted`` for a case after a hang or
+a device error on a core that is never replaced, while no health check has passed on it
+(hwbridge.hw.recovery): not run, uncompared.
 
 Isolation (``isolation=``): ``replace`` (the default on ttsim) starts a fresh simulator after a case that may
 have left state and after anything but ``ok``; ``card`` (the default, and the only choice, on a card) never
-replaces the device: each case must leave the core as the next one needs it.
+replaces the device: each case must leave the core as the next one needs it, and a hang is recovered from in
+place (the stalled threads unblocked, then a health-check case compared with golden bit for bit).
 """
 from __future__ import annotations
 
@@ -26,9 +30,11 @@ from tensix_diff.case import Case
 from tensix_diff.store import harness_revision
 
 from . import program as hw_program, readback as hw_readback
-from tensix_diff.result import DEVICE_ERROR, OK, REFUSED, Result
+from tensix_diff.result import DEVICE_ERROR, OK, REFUSED, TAINTED, Result
 from .platform import Platform, load
 from .errors import OptionError
+from . import stall
+from .recovery import NOT_YET, Recovery, snapshot_payload, view_of
 from .simdir import file_sha256, simulator_path, simulator_version
 from .worker import Worker
 
@@ -75,6 +81,8 @@ class HwBackend:
         atexit.register(self.close)      # workers, the zygote and its log go when the process ends
         self._pid = self._last_pid = None
         self._left: list[str] = []      # what the previous case may have left (a card only)
+        self.recovery = Recovery(self.worker, self.platform, self.max_cycles, self.timeout)
+        self.taint = ""          # card: why the core cannot be trusted since a hang ('' once a health check passed)
         self.worker.start()      # fail here, once, if the device cannot be opened
 
     # --- provenance ---
@@ -106,8 +114,12 @@ class HwBackend:
             return Result(REFUSED, message=f"harness: {e}", provenance={**self.provenance(), "refused_by": "harness"})
         job.max_cycles = self.max_cycles
         try:
+            if self.taint:
+                self.taint = self.recovery.retry()
+            if self.taint:
+                return Result(TAINTED, message=self.taint, provenance=self.provenance(job))
             isolation = self._isolation_before()
-            reply = self.worker.run(job)
+            reply = self.worker.run(snapshot_payload(job, self.platform))
         except RuntimeError as e:          # a replacement worker could not open the device
             return Result(DEVICE_ERROR, message=str(e), provenance=self.provenance(job))
         prov = self.provenance(job)
@@ -120,9 +132,28 @@ class HwBackend:
                           unobservable=self.platform.unobservable() + job.unobserved_config)
         if reply.status == "died" and SIM_ERROR.search(reply.message) and self.sim_path:
             return Result(REFUSED, message=f"simulator: {reply.message}", provenance={**prov, "refused_by": "simulator"})
-        if reply.status == "timeout" and "simulated cycles" in reply.message:
-            return Result("hang", message=reply.message, provenance=prov)
+        if reply.status == "hang":
+            return self._hang(case, reply, prov)
+        if self.isolation == "card":         # the core holds whatever the failed run left
+            self.taint = NOT_YET
         return Result(DEVICE_ERROR, message=reply.message, provenance=prov)
+
+    def _hang(self, case: Case, reply, prov: dict) -> Result:
+        """A hang: on a card (or under its constraints) recovered from in place; the stalled threads named."""
+        if self.isolation == "replace":      # the worker is already replaced: nothing carries over, no probe
+            stalled = [s.text() for s in stall.diagnose(case, view_of(reply.snapshot, self.platform))]
+            prov["hang"] = {"stalled": stalled, "recovery": ["a fresh simulator"]}
+            return Result("hang", message=f"{reply.message}; stalled: {'; '.join(stalled) or 'no thread named'}",
+                          provenance=prov)
+        try:
+            rep = self.recovery.after_hang(case, reply.snapshot)
+        except RuntimeError as e:            # the worker could not serve the recovery
+            self.taint = NOT_YET
+            prov["hang"] = {"recovery": f"could not run: {e}"}
+            return Result("hang", message=f"{reply.message}; recovery could not run: {e}", provenance=prov)
+        self.taint = rep.taint()
+        prov["hang"] = rep.provenance()
+        return Result("hang", message=f"{reply.message}; {rep.summary()}", provenance=prov)
 
     def _isolation_before(self) -> str:
         """How this case is kept from the previous one's leftovers (recorded in its provenance)."""

@@ -122,7 +122,9 @@ class Device:
 
     # --- one job ---
     def run(self, job: dict, timeout: float) -> tuple:
-        """("ok", [blobs], cycles) or ("timeout", message)."""
+        """("ok", [blobs], cycles); ("hang", message, snapshot) when the core did not finish within the job's
+        budget (simulated cycles where the host clocks the device, else wall clock), with the RISC-V cores then
+        held in reset; ("timeout", message) when a simulator did not reach its cycle budget in wall-clock time."""
         self.hold()
         for addr, size in job.get("zero", ()):
             self.write(addr, self._zeros(size))
@@ -134,9 +136,13 @@ class Device:
         if differs is not None:
             return ("error", differs)
         self.write32(M.SOFT_RESET_0, job["release"])
-        done = self._wait(job, timeout)
-        if done is not None:
-            return ("timeout", done)
+        late = self._wait(job, timeout)
+        if late is not None:
+            if late[0] != "hang":
+                return late
+            snapshot = self.snapshot(job)     # read while the core is as the hang left it
+            self.hold()
+            return (*late, snapshot)
         blobs = [self.read(a, n) for a, n in job["reads"]]
         self.hold()
         return ("ok", blobs, self.cycles)
@@ -154,7 +160,10 @@ class Device:
                 return f"read-back before release: register {addr:#x} holds {got:#010x}, wrote {value:#010x}"
         return None
 
-    def _wait(self, job: dict, timeout: float) -> str | None:
+    def _wait(self, job: dict, timeout: float) -> tuple[str, str] | None:
+        """None once the job's done flag is up, else (status, message): a hang is the cycle budget spent (a
+        simulator) or the wall-clock timeout (a card: no other measure of it); a simulator that did not
+        reach its cycle budget in wall-clock time is a timeout (the host was slow, not the case)."""
         addr, value = job["done_addr"], job["done_value"]
         deadline = time.monotonic() + timeout
         self.cycles = 0
@@ -166,6 +175,36 @@ class Device:
             if self.read32(addr) == value:
                 return None
             if self.clock is not None and self.cycles >= job["max_cycles"]:
-                return f"timeout: the case did not finish within {self.cycles} simulated cycles"
+                return "hang", f"timeout: the case did not finish within {self.cycles} simulated cycles"
             if time.monotonic() > deadline:
-                return f"timeout: the case did not finish within {timeout:g} s"
+                if self.clock is None:
+                    return "hang", f"timeout: the case did not finish within {timeout:g} s"
+                return "timeout", (f"timeout: the simulator ran {self.cycles} of {job['max_cycles']} cycles"
+                                   f" in {timeout:g} s")
+
+    # --- after a hang (hwbridge.hw.recovery) ---
+    def snapshot(self, job: dict) -> dict:
+        """What the core shows of a hang: the L1 ranges ``job["stall_reads"]`` names and the debug-bus words
+        ``job["stall_dbus"]`` lists ((daisy_sel, signal_sel, read32_sel) triples, read from the host)."""
+        words = []
+        for daisy, sig, rd in job.get("stall_dbus", ()):
+            self.write32(M.DBG_BUS_CTRL, M.DBG_BUS_ENABLE | rd << 25 | daisy << 16 | sig)
+            words.append(self.read32(M.DBG_RD_DATA))
+        if words:
+            self.write32(M.DBG_BUS_CTRL, 0)
+        return {"l1": [self.read(a, n) for a, n in job.get("stall_reads", ())], "dbus": words}
+
+    def reset_units(self, bits: int) -> None:
+        """Pulse Tensix unit soft-reset bits of SOFT_RESET_0 (SoftReset.md) with every RISC-V core held."""
+        self.write32(M.SOFT_RESET_0, M.RESET_ALL | bits)
+        self.write32(M.SOFT_RESET_0, M.RESET_ALL)
+
+    def warm_reset(self) -> str:
+        """The whole chip through tt-umd's public WarmReset (a PCIe card only); '' when done, else why not."""
+        import tt_umd
+        if self.simulator:
+            return "no warm reset under ttsim: tt-umd's WarmReset resets PCIe devices and a simulator has none"
+        if self.raw.get_communication_device_type() != tt_umd.IODeviceType.PCIe:
+            return "no warm reset: the device is not reached over PCIe"
+        n = self.raw.get_communication_device_id()
+        return "" if tt_umd.WarmReset.warm_reset([n]) else f"tt-umd WarmReset of /dev/tenstorrent/{n} failed"

@@ -3,7 +3,7 @@
 A worker opens the device once and serves jobs over a socket pair. Its stdout/stderr go to a log file,
 because ttsim reports a fatal error by printing a line and exiting the process. The parent turns a
 dead worker, a job that never finishes, or a device exception into a message; the next job gets a
-fresh worker.
+fresh worker, unless the device must be kept (``replace=False``: a card, or ttsim under its constraints).
 
 Workers are forked from a zygote: a fresh interpreter (``python -m hwbridge.hw.worker``; never a fork
 of the caller, and not multiprocessing's spawn, which re-imports the caller's main module) that has
@@ -34,10 +34,14 @@ SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM
 
 @dataclass
 class Reply:
-    status: str            # "ok" | "timeout" | "error" | "died"
+    status: str            # "ok" | "hang" | "timeout" | "error" | "died"
     blobs: list | None = None
     cycles: int = 0
     message: str = ""
+    snapshot: dict | None = None     # a hang: what the core showed (Device.snapshot)
+
+
+SERVICES = ("reset_units", "warm_reset")     # Device methods the parent may call besides run
 
 
 def _serve(conn: Connection, simulator: str | None, core: tuple[int, int] | None, device_id: int | None) -> None:
@@ -56,7 +60,10 @@ def _serve(conn: Connection, simulator: str | None, core: tuple[int, int] | None
         if msg[0] == "close":
             return
         try:
-            conn.send(dev.run(msg[1], msg[2]))
+            if msg[0] in SERVICES:
+                conn.send(("ok", getattr(dev, msg[0])(*msg[1:])))
+            else:
+                conn.send(dev.run(msg[1], msg[2]))
         except Exception as e:  # noqa: BLE001
             conn.send(("error", f"{type(e).__name__}: {e}"))
 
@@ -290,7 +297,28 @@ class Worker:
         if self.replace:          # the core may still be busy: the next job gets a fresh worker
             self.stop()
             self._respawn()
+        if msg[0] == "hang":
+            return Reply("hang", message=msg[1], snapshot=msg[2])
         return Reply("timeout" if msg[0] == "timeout" else "error", message=msg[1])
+
+    def call(self, service: str, *args, timeout: float = 60.0):
+        """One Device service (SERVICES) in the current worker: its return value, or RuntimeError."""
+        if self.conn is None:
+            self.start()
+        self._ready()
+        try:
+            self.conn.send((service, *args))
+            if not self.conn.poll(timeout):
+                self.stop()
+                raise RuntimeError(f"no answer from the device worker to {service} within {timeout:g} s")
+            kind, value = self.conn.recv()
+        except (EOFError, OSError):
+            self._drop()
+            self._respawn()
+            raise RuntimeError(f"the device worker exited during {service}") from None
+        if kind != "ok":
+            raise RuntimeError(value)
+        return value
 
     def _respawn(self) -> None:
         """Start the replacement now, so its device opens while the caller prepares the next job."""
