@@ -12,8 +12,8 @@ from hwbridge.replay import ReplayBackend
 from planted_bug import DistanceTensix, FixtureDevice, planted_addrmod_bug, planted_golden, SECTION
 from tensix_diff.case import Case, Init, load_case
 from tensix_diff.compare import judge
-from tensix_cli.minimize import (NOP, Minimizer, check_or_minimize, ddmin, hypothesis_phases, minimal_case,
-                                  write_bundle)
+from tensix_cli.minimize import check_or_minimize, hypothesis_phases, minimal_case, write_bundle
+from tensix_diff.minimizer import NOP, Minimizer, ddmin
 from tensix_diff.triage import classify
 
 AB = 12   # ThreadConfig ADDR32 index of AddrMod AB section 0
@@ -37,7 +37,7 @@ def test_the_minimal_case_is_one_minimal(planted):
     """Removing any one instruction, action or init entry of the result loses the divergence (checked here
     directly, outside the minimiser), and the report says so."""
     from tensix_diff.case import without
-    from tensix_cli.minimize import _init_entries, _init_keeping
+    from tensix_diff.minimizer import _init_entries, _init_keeping
     body = ["SETRWC clear_ab_vld=0 rwc_cr=0 rwc_d=3 rwc_b=5 rwc_a=1 bitmask=7", zeroacc(1, 9),
             "INCRWC rwc_cr=0 rwc_d=2 rwc_b=0 rwc_a=1", zeroacc(SECTION, 37), zeroacc(0, 3)]
     case = Case("noisy2", "", {0: asm(*body), 2: asm("INCRWC rwc_cr=0 rwc_d=8 rwc_b=0 rwc_a=0")},
