@@ -18,6 +18,7 @@ from tensix_diff.assess import assess
 from tensix_diff.case import Case, load_case
 from tensix_diff.compare import DIVERGED, KNOWN, MATCHED, Diff
 from tensix_diff.known import KnownError, diff_path, explain_diffs, load_known
+from tensix_diff.known_conditions import GoldenFacts, parse_condition
 
 ROOT = Path(__file__).resolve().parents[1]
 DELTA06 = ROOT / "tests" / "corpus" / "deltas" / "delta-06-adc-zw-width.yaml"
@@ -173,8 +174,61 @@ def test_rows_remapped_explains_exactly_the_adj16_permutation(tmp_path):
 
 
 def test_rows_remapped_needs_a_scoped_entry(tmp_path):
-    with pytest.raises(KnownError, match="needs an entry limited by 'cases' or 'tags'"):
+    with pytest.raises(KnownError, match="needs an entry limited by 'cases', 'tags' or 'condition'"):
         _known(tmp_path, "- id: a\n  reason: r\n  explains: [{fields: ['dest.*'], when: {rows_remapped: adj16}}]\n")
     with pytest.raises(KnownError, match="names the remapping"):
         _known(tmp_path, "- id: a\n  reason: r\n  tags: [x]\n"
                          "  explains: [{fields: ['dest.*'], when: {rows_remapped: adj32}}]\n")
+
+
+# --- entries scoped by a condition golden checks: fresh instances are known without being named -------------
+
+def _case(text: str) -> Case:
+    return Case("c", "", {1: [isa.assemble_line(x) for x in text.split(";")]})
+
+
+@pytest.mark.parametrize("text, message", [
+    ("  condition: {remap_addrs_during: [SFPSTORE], glob: 1}\n", "'condition' maps checks"),
+    ("  condition: {remap_addrs_during: SFPSTORE}\n", "remap_addrs_during needs a list of instruction names"),
+    ("  condition: {remap_addrs_during: [SFPSTOR]}\n", "remap_addrs_during: unknown mnemonic 'SFPSTOR'"),
+    ("  condition: {wait_latched_at_thread_end: [NOP]}\n", "wait_latched_at_thread_end takes SEMWAIT, STALLWAIT only, not NOP"),
+])
+def test_a_malformed_condition_is_one_clear_error(tmp_path, text, message):
+    with pytest.raises(KnownError, match=r"entry 0 \(a\): " + message):
+        _known(tmp_path, "- id: a\n  reason: r\n  statuses: {golden: ok, device: hang}\n" + text)
+
+
+def test_a_condition_scopes_a_status_entry_and_a_state_wide_predicate(tmp_path):
+    known = _known(tmp_path, "- id: w\n  reason: r\n  statuses: {golden: ok, device: hang}\n"
+                             "  condition: {wait_latched_at_thread_end: [SEMWAIT]}\n"
+                             "- id: d\n  reason: r\n  condition: {remap_addrs_during: [SFPSTORE]}\n"
+                             "  explains: [{fields: ['dest.*'], when: {rows_remapped: adj16}}]\n")
+    assert [k.condition.text for k in known] == ["wait_latched_at_thread_end SEMWAIT",
+                                                 "remap_addrs_during SFPSTORE"]
+
+
+def test_remap_condition_reads_the_config_each_instruction_saw():
+    cond = parse_condition({"remap_addrs_during": ["SFPSTORE"]})
+    store = "SFPSTORE lreg_ind=0 instr_mod0=6 sfpu_addr_mode=0 dest_reg_addr=8"
+    remap_after, remap_before = _case(store + "; SETC16 setc16_reg=0 setc16_value=0"), _case(store)
+    remap_after.init.config[0] = {}                       # nothing sets remap_addrs
+    remap_before.init.config[0] = {220: 0x2}              # DEST_ACCESS_CFG_remap_addrs (Config word 220)
+    assert cond.holds(GoldenFacts(remap_before)) and not cond.holds(GoldenFacts(remap_after))
+    assert not parse_condition({"remap_addrs_during": ["PACR"]}).holds(GoldenFacts(remap_before))
+    assert not cond.holds(None)                           # no golden run: no condition holds
+
+
+@pytest.mark.parametrize("program, holds", [
+    ("SEMWAIT stall_res=0x40 sem_sel=2 wait_sem_cond=1", True),                     # last, semaphore 1 is 0
+    ("SEMWAIT stall_res=0x40 sem_sel=2 wait_sem_cond=1; SEMPOST sem_sel=2", False),  # met before the end
+    ("SEMWAIT stall_res=0x40 sem_sel=2 wait_sem_cond=1; SETDMAREG payload_sigselsize=0 payload_sigsel=1"
+     " setsignalsmode=0 regindex16b=2", False),                                      # not its thread's last
+    ("SEMINIT max_value=1 init_value=1 sem_sel=2; SEMWAIT stall_res=0x40 sem_sel=2 wait_sem_cond=1", False),
+    ("STALLWAIT stall_res=0x40 wait_res=0x80", True),                                # SrcA never valid
+    ("SEMWAIT stall_res=0x40 sem_sel=2 wait_sem_cond=0", False),                     # golden refuses
+])
+def test_wait_condition_needs_the_wait_last_and_unmet_when_the_run_ends(program, holds):
+    cond = parse_condition({"wait_latched_at_thread_end": ["SEMWAIT", "STALLWAIT"]})
+    assert cond.holds(GoldenFacts(_case(program))) is holds
+    assert not parse_condition({"wait_latched_at_thread_end": ["SEMWAIT"]}).holds(
+        GoldenFacts(_case("STALLWAIT stall_res=0x40 wait_res=0x80")))
