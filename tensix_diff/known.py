@@ -160,10 +160,14 @@ class KnownEntry:
     tags: tuple[str, ...] = ()
     condition: Condition | None = None
 
+    def named(self, case_name: str, backend: str | None, tags=()) -> bool:
+        """The backend, case names and tags allow this case (the condition aside)."""
+        return (self.backend in (None, backend) and (self.cases is None or case_name in self.cases)
+                and set(self.tags) <= set(tags))
+
     def applies(self, case_name: str, backend: str | None, tags=(), facts: GoldenFacts | None = None) -> bool:
         """Names, tags and backend first; the condition (a golden run, made once per case) last."""
-        return (self.backend in (None, backend) and (self.cases is None or case_name in self.cases)
-                and set(self.tags) <= set(tags) and (self.condition is None or self.condition.holds(facts)))
+        return self.named(case_name, backend, tags) and (self.condition is None or self.condition.holds(facts))
 
     def explains(self, d: Diff, dests=None, facts: GoldenFacts | None = None) -> bool:
         return any(r.explains(d, dests, facts) for r in self.rules)
@@ -252,12 +256,21 @@ def explain_diffs(diffs: Iterable[Diff], case_name: str, backend: str | None,
     """Each diff is explained by the first applicable entry that covers it with a holding predicate;
     ``dests`` (golden's and the device's Dest rows, in that order; None when neither side is golden) for
     state-wide predicates; ``facts`` (golden's run of the case) for conditions and the case's initial state:
-    without it no entry with a condition applies."""
-    usable = [k for k in known if k.rules and k.applies(case_name, backend, tags, facts)]
+    without it no entry with a condition applies. A condition is checked only once an entry's rule covers a
+    diff, so a divergence no conditioned entry covers costs no golden run."""
+    usable = [k for k in known if k.rules and k.named(case_name, backend, tags)]
+    met: dict[str, bool] = {}
+
+    def meets(k: KnownEntry) -> bool:
+        if k.condition is None:
+            return True
+        if k.id not in met:
+            met[k.id] = k.condition.holds(facts)
+        return met[k.id]
     used: dict[str, KnownEntry] = {}
     left, n = [], 0
     for d in diffs:
-        k = next((k for k in usable if k.explains(d, dests, facts)), None)
+        k = next((k for k in usable if k.explains(d, dests, facts) and meets(k)), None)
         if k is None:
             left.append(d)
         else:

@@ -195,7 +195,8 @@ def _case(text: str) -> Case:
     ("  condition: {remap_addrs_during: [SFPSTORE], glob: 1}\n", "'condition' maps checks"),
     ("  condition: {remap_addrs_during: SFPSTORE}\n", "remap_addrs_during needs a list of instruction names"),
     ("  condition: {remap_addrs_during: [SFPSTOR]}\n", "remap_addrs_during: unknown mnemonic 'SFPSTOR'"),
-    ("  condition: {wait_latched_at_thread_end: [NOP]}\n", "wait_latched_at_thread_end takes SEMWAIT, STALLWAIT only, not NOP"),
+    ("  condition: {wait_latched_at_thread_end: [NOP]}\n",
+     "wait_latched_at_thread_end takes SEMWAIT, STALLWAIT only, not NOP"),
 ])
 def test_a_malformed_condition_is_one_clear_error(tmp_path, text, message):
     with pytest.raises(KnownError, match=r"entry 0 \(a\): " + message):
@@ -211,14 +212,23 @@ def test_a_condition_scopes_a_status_entry_and_a_state_wide_predicate(tmp_path):
                                                  "remap_addrs_during SFPSTORE"]
 
 
+def test_a_condition_is_checked_only_for_a_difference_its_entry_covers(tmp_path):
+    known = _known(tmp_path, "- id: d\n  reason: r\n  condition: {remap_addrs_during: [SFPSTORE]}\n"
+                             "  explains: [{fields: ['dest.*'], when: {pairs: [[1, 2]]}}]\n")
+    facts = GoldenFacts(_case("NOP"))
+    assert not explain_diffs([_adc("z", 1, 2)], "c", "hw", known, (), None, facts).entries
+    assert not facts._ran                                 # no golden run for a diff outside dest.*
+    dest = Diff("dest", "row 5 col 3", 1, 2, ("dest",))
+    assert not explain_diffs([dest], "c", "hw", known, (), None, facts).entries and facts._ran
+
+
 def test_remap_condition_reads_the_config_each_instruction_saw():
     cond = parse_condition({"remap_addrs_during": ["SFPSTORE"]})
     store = "SFPSTORE lreg_ind=0 instr_mod0=6 sfpu_addr_mode=0 dest_reg_addr=8"
-    remap_after, remap_before = _case(store + "; SETC16 setc16_reg=0 setc16_value=0"), _case(store)
-    remap_after.init.config[0] = {}                       # nothing sets remap_addrs
-    remap_before.init.config[0] = {220: 0x2}              # DEST_ACCESS_CFG_remap_addrs (Config word 220)
-    assert cond.holds(GoldenFacts(remap_before)) and not cond.holds(GoldenFacts(remap_after))
-    assert not parse_condition({"remap_addrs_during": ["PACR"]}).holds(GoldenFacts(remap_before))
+    remap = "RMWCIB0 mask=2 data=2 cfgregaddr=220"        # DEST_ACCESS_CFG_remap_addrs (Config word 220 bit 1)
+    assert cond.holds(GoldenFacts(_case(f"{remap}; {store}")))
+    assert not cond.holds(GoldenFacts(_case(f"{store}; {remap}")))     # set only after the store
+    assert not parse_condition({"remap_addrs_during": ["PACR"]}).holds(GoldenFacts(_case(f"{remap}; {store}")))
     assert not cond.holds(None)                           # no golden run: no condition holds
 
 
@@ -306,7 +316,8 @@ def test_a_case_meeting_the_condition_with_an_unexplained_difference_is_diverged
     v = assess(case, g, Result(OK, state, provenance=dev.provenance), ("golden", "ttsim"), "replay")
     assert v.outcome == DIVERGED and v.known == ("dest-remap-addrs-ignored",)
     # both ends of that store are left: golden's row 8 no longer holds what the device holds at row 16
-    assert sorted(d.location for d in v.comparison.diffs) == ["row 16 col 0", "row 8 col 0", "thread 1 r0"], v.message
+    left = sorted(d.location for d in v.comparison.diffs)
+    assert left == ["row 16 col 0", "row 8 col 0", "thread 1 r0"], v.message
     case, g, dev = _fresh("semwait-at-max-thread-end.yaml")
     state = copy.deepcopy(g.state)               # the device completes (no hang) but with another GPR
     state["gpr"]["2"][12] ^= 1
