@@ -26,6 +26,7 @@ from .golden_run import apply_init
 
 ACTION = "action"               # a RISC-V-side action in a thread's trace (golden.riscv)
 WAIT_LATCHES = ("SEMWAIT", "STALLWAIT")
+_ZERO_ROW = [0] * 16
 
 
 class ConditionError(ValueError):
@@ -56,6 +57,7 @@ class GoldenFacts:
         self.case = case
         self._machine: _Watched | None = None
         self._ran = False
+        self._initial: dict[int, list[int]] | None = None
 
     @property
     def machine(self) -> _Watched | None:
@@ -73,10 +75,9 @@ class GoldenFacts:
 
     def initial_dest(self, row: int) -> list[int]:
         """The case's initial DstBits row (zeros where the case sets none)."""
-        for r, vals in self.case.init.dest:
-            if r == row:
-                return list(vals)
-        return [0] * 16
+        if self._initial is None:
+            self._initial = {r: list(vals) for r, vals in self.case.init.dest}
+        return self._initial.get(row, _ZERO_ROW)
 
 
 def _instructions(arg: Any, check: str, allowed: tuple[str, ...] | None = None) -> frozenset[str]:
