@@ -1,7 +1,8 @@
 """The one verdict every command and test gives a case: compare.judge, then what the verdict may claim.
 
 - A divergence is ``known`` only when the registry (tensix_diff.known) explains every difference; the
-  differences it does not explain stay a divergence and are reported alone.
+  differences it does not explain stay a divergence and are reported alone. An entry with a condition
+  applies where golden's own run of the case meets it (tensix_diff.known_conditions).
 - Golden refusing (not-modelled, undefined) a case the device ran is a divergence of statuses unless
   configs/expected_refusals.yaml expects it (then uncompared, with that entry's reason).
 - A match in which no instruction's effect reached the compared state observed nothing the case did:
@@ -26,6 +27,7 @@ from .compare import DIVERGED, KNOWN, MATCHED, UNCOMPARED, Comparison, NothingCo
 from .effects import any_observed
 from .race import check as race_check, threads_in_use
 from .known import KnownEntry, explain_diffs, explain_statuses, known_file, load_known
+from .known_conditions import GoldenFacts
 from .refusals import REFUSAL_STATUSES, ExpectedRefusal, expected_refusal, load_refusals, refusals_file
 
 NOTHING_OBSERVABLE = "nothing the case does is observable"
@@ -104,10 +106,11 @@ def _observed(case: Case, expected: Result, actual: Result, g: int | None) -> bo
 
 
 def _explain(case: Case, v: Verdict, backend: str | None, known, g: int | None, results) -> Verdict:
+    facts = GoldenFacts(case) if g is not None else None    # golden's run, made only if an entry asks
     if v.comparison is None:   # statuses differ (one side hangs)
         if g is None:
             return v
-        entry = explain_statuses(v.statuses[g], v.statuses[1 - g], case.name, backend, known, case.tags)
+        entry = explain_statuses(v.statuses[g], v.statuses[1 - g], case.name, backend, known, case.tags, facts)
         if entry is None:
             return v
         return replace(v, outcome=KNOWN, known=(entry.id,), message=f"known divergence {entry.id}: {entry.reason}")
@@ -115,7 +118,7 @@ def _explain(case: Case, v: Verdict, backend: str | None, known, g: int | None, 
     if g is not None:                  # (golden's Dest, the device's Dest) for state-wide predicates
         dests = tuple(r.state.get("dest") if isinstance(r.state, dict) else None for r in (results[g], results[1 - g]))
     ex = explain_diffs(v.comparison.diffs, case.name, backend, known, case.tags,
-                       dests if dests and None not in dests else None)
+                       dests if dests and None not in dests else None, facts)
     if ex.complete:
         return replace(v, outcome=KNOWN, known=tuple(e.id for e in ex.entries), message=ex.text())
     if not ex.entries:

@@ -7,16 +7,21 @@ shows is explained; anything else still fails, so a different bug in the same fi
 
 Entry keys: ``id``, ``reason``, and either ``explains`` (a list of ``{fields: [PATTERN...], when: PREDICATE}``)
 or ``statuses`` (``{golden: STATUS, device: STATUS}``, for a case one side completes and the other does not:
-needs ``cases``). Optional: ``cases`` (only these case names), ``tags`` (only cases carrying all these
-tags), ``case`` (a case that shows it, checked for still reproducing), ``backend`` (hw | replay),
-``device``/``device_kind``/``evidence`` (documentation).
+needs ``cases`` or ``condition``). Optional: ``cases`` (only these case names), ``tags`` (only cases carrying
+all these tags), ``condition`` (only cases where golden's run meets it: tensix_diff.known_conditions, so a
+fresh instance of a registered deviation is known without being named), ``case`` (a case that shows it,
+checked for still reproducing), ``backend`` (hw | replay), ``device``/``device_kind``/``evidence``
+(documentation). Scopes combine: an entry applies only where all it names hold.
 
 Predicates (the first two symmetric in the two values, so the comparison's direction does not matter):
   ``{low_bits_agree: N}``   the low N bits agree (only bits above N-1 differ)
   ``{pairs: [[X, Y], ...]}`` the two values are exactly one of these unordered pairs
   ``{rows_remapped: adj16}`` a Dest cell (row R, column C) where golden holds at row Adj16(R) (Dst.md, with
                             remap_addrs) what the device holds at row R: golden applies the remapping and the
-                            device does not (needs ``cases`` or ``tags``, and golden as one side)
+                            device does not; or, given the case, where the device keeps the case's initial
+                            value and golden holds what the device holds at row Adj16^-1(R): the other end of
+                            a write golden remapped (needs ``cases``, ``tags`` or ``condition``, and golden as
+                            one side)
   ``any``                   any difference (allowed only with ``cases``: a named case, never a whole field)
 """
 from __future__ import annotations
@@ -32,6 +37,7 @@ import yaml
 from golden import yaml_tables
 
 from .compare import Diff
+from .known_conditions import Condition, ConditionError, GoldenFacts, parse_condition
 
 KNOWN_PATH = Path(__file__).resolve().parent.parent / "configs" / "known_divergences.yaml"
 KNOWN_ENV = "TENSIX_DIFF_KNOWN"   # another known-divergences file (lab set-ups, tests)
@@ -63,6 +69,9 @@ def diff_path(d: Diff) -> str:
 
 # --- predicates -----------------------------------------------------------------------------------
 
+Predicate = Callable[[Diff, Any, "GoldenFacts | None"], bool]   # (item, (golden Dest, device Dest), facts)
+
+
 def _low_bits(n: Any) -> Callable[[Any, Any], bool]:
     if not isinstance(n, int) or isinstance(n, bool) or not 0 < n < 64:
         raise KnownError(f"low_bits_agree needs a bit count 1..63, not {n!r}")
@@ -81,42 +90,49 @@ def _value(v: Any) -> Any:
     return v if not isinstance(v, str) else int(v, 0)
 
 
-def _rows_remapped(arg: Any) -> Callable[[Diff, Any], bool]:
+def _rows_remapped(arg: Any) -> Predicate:
     if arg != "adj16":
         raise KnownError(f"rows_remapped names the remapping: adj16, not {arg!r}")
     from golden.dest_view import adj16
+    unmap = [0] * 1024
+    for r in range(1024):
+        unmap[adj16(r, True)] = r
 
-    def holds(d: Diff, dests) -> bool:
+    def holds(d: Diff, dests, facts: GoldenFacts | None) -> bool:
         if dests is None or d.region != "dest":
             return False
         _, r, _, c = d.location.split()
+        r, c = int(r), int(c)
         golden, device = dests
-        return golden[adj16(int(r), True)][int(c)] == device[int(r)][int(c)]
+        if golden[adj16(r, True)][c] == device[r][c]:
+            return True        # the device holds at R what golden holds at Adj16(R)
+        return (facts is not None and device[r][c] == facts.initial_dest(r)[c]
+                and golden[r][c] == device[unmap[r]][c])
     return holds
 
 
-def _cellwise(make: Callable[[Any], Callable[[Any, Any], bool]]) -> Callable[[Any], Callable[[Diff, Any], bool]]:
-    """A predicate over the two values of one item, as a predicate over the item and both Dests."""
-    def build(arg: Any) -> Callable[[Diff, Any], bool]:
+def _cellwise(make: Callable[[Any], Callable[[Any, Any], bool]]) -> Callable[[Any], Predicate]:
+    """A predicate over the two values of one item, as a predicate over the item, both Dests and the case."""
+    def build(arg: Any) -> Predicate:
         holds = make(arg)
-        return lambda d, dests: holds(d.expected, d.actual)
+        return lambda d, dests, facts: holds(d.expected, d.actual)
     return build
 
 
 PREDICATES = {"low_bits_agree": _cellwise(_low_bits), "pairs": _cellwise(_pairs), "rows_remapped": _rows_remapped}
-NEEDS_SCOPE = ("rows_remapped",)   # predicates allowed only in an entry limited by 'cases' or 'tags'
+NEEDS_SCOPE = ("rows_remapped",)   # predicates allowed only in an entry limited by 'cases', 'tags' or 'condition'
 
 
-def _predicate(when: Any, scoped: bool) -> tuple[str, Callable[[Diff, Any], bool]]:
+def _predicate(when: Any, named: bool, scoped: bool) -> tuple[str, Predicate]:
     if when == "any":
-        if not scoped:
+        if not named:
             raise KnownError("predicate 'any' explains every difference: allowed only with 'cases'")
-        return "any", lambda d, dests: True
+        return "any", lambda d, dests, facts: True
     if not isinstance(when, dict) or len(when) != 1 or next(iter(when)) not in PREDICATES:
         raise KnownError(f"'when' must be one of {sorted(PREDICATES)} or 'any', not {when!r}")
     (name, arg), = when.items()
     if name in NEEDS_SCOPE and not scoped:
-        raise KnownError(f"predicate '{name}' needs an entry limited by 'cases' or 'tags'")
+        raise KnownError(f"predicate '{name}' needs an entry limited by 'cases', 'tags' or 'condition'")
     return f"{name} {arg}", PREDICATES[name](arg)
 
 
@@ -124,12 +140,12 @@ def _predicate(when: Any, scoped: bool) -> tuple[str, Callable[[Diff, Any], bool
 class Rule:
     fields: tuple[str, ...]
     text: str
-    holds: Callable[[Diff, Any], bool] = field(compare=False, repr=False)
+    holds: Predicate = field(compare=False, repr=False)
 
-    def explains(self, d: Diff, dests=None) -> bool:
+    def explains(self, d: Diff, dests=None, facts: GoldenFacts | None = None) -> bool:
         path = diff_path(d)
         return (not path.endswith(".shape") and any(fnmatch.fnmatchcase(path, f) for f in self.fields)
-                and self.holds(d, dests))
+                and self.holds(d, dests, facts))
 
 
 @dataclass(frozen=True)
@@ -142,13 +158,19 @@ class KnownEntry:
     case: str | None = None
     backend: str | None = None
     tags: tuple[str, ...] = ()
+    condition: Condition | None = None
 
-    def applies(self, case_name: str, backend: str | None, tags=()) -> bool:
+    def named(self, case_name: str, backend: str | None, tags=()) -> bool:
+        """The backend, case names and tags allow this case (the condition aside)."""
         return (self.backend in (None, backend) and (self.cases is None or case_name in self.cases)
                 and set(self.tags) <= set(tags))
 
-    def explains(self, d: Diff, dests=None) -> bool:
-        return any(r.explains(d, dests) for r in self.rules)
+    def applies(self, case_name: str, backend: str | None, tags=(), facts: GoldenFacts | None = None) -> bool:
+        """Names, tags and backend first; the condition (a golden run, made once per case) last."""
+        return self.named(case_name, backend, tags) and (self.condition is None or self.condition.holds(facts))
+
+    def explains(self, d: Diff, dests=None, facts: GoldenFacts | None = None) -> bool:
+        return any(r.explains(d, dests, facts) for r in self.rules)
 
 
 def _entry(e: Any, i: int) -> KnownEntry:
@@ -161,6 +183,13 @@ def _entry(e: Any, i: int) -> KnownEntry:
         raise KnownError(f"entry {i} ({e['id']}): 'cases' is a list of case names")
     if not isinstance(tags, list) or not all(isinstance(c, str) for c in tags):
         raise KnownError(f"entry {i} ({e['id']}): 'tags' is a list of case tags")
+    condition = None
+    if "condition" in e:
+        try:
+            condition = parse_condition(e["condition"])
+        except ConditionError as err:
+            raise KnownError(f"entry {i} ({e['id']}): {err}") from None
+    scoped = cases is not None or bool(tags) or condition is not None
     rules, statuses = [], None
     if "explains" in e:
         if not isinstance(e["explains"], list) or not e["explains"]:
@@ -168,15 +197,17 @@ def _entry(e: Any, i: int) -> KnownEntry:
         for r in e["explains"]:
             if not isinstance(r, dict) or set(r) != {"fields", "when"} or not isinstance(r["fields"], list):
                 raise KnownError(f"entry {i} ({e['id']}): each 'explains' item is {{fields: [..], when: ..}}")
-            text, holds = _predicate(r["when"], cases is not None or bool(tags))
+            text, holds = _predicate(r["when"], cases is not None, scoped)
             rules.append(Rule(tuple(map(str, r["fields"])), text, holds))
     else:
         s = e["statuses"]
-        if not isinstance(s, dict) or set(s) != {"golden", "device"} or cases is None:
-            raise KnownError(f"entry {i} ({e['id']}): 'statuses' is {{golden: S, device: S}} and needs 'cases'")
+        if not isinstance(s, dict) or set(s) != {"golden", "device"} or (cases is None and condition is None):
+            raise KnownError(f"entry {i} ({e['id']}): 'statuses' is {{golden: S, device: S}} and needs 'cases' or"
+                             " 'condition'")
         statuses = (str(s["golden"]), str(s["device"]))
     return KnownEntry(str(e["id"]), str(e["reason"]), tuple(rules), statuses,
-                      tuple(cases) if cases is not None else None, e.get("case"), e.get("backend"), tuple(tags))
+                      tuple(cases) if cases is not None else None, e.get("case"), e.get("backend"), tuple(tags),
+                      condition)
 
 
 def load_known(path: str | Path | None = None) -> list[KnownEntry]:
@@ -221,15 +252,25 @@ class Explanation:
 
 
 def explain_diffs(diffs: Iterable[Diff], case_name: str, backend: str | None,
-                  known: Iterable[KnownEntry], tags=(), dests=None) -> Explanation:
+                  known: Iterable[KnownEntry], tags=(), dests=None, facts: GoldenFacts | None = None) -> Explanation:
     """Each diff is explained by the first applicable entry that covers it with a holding predicate;
     ``dests`` (golden's and the device's Dest rows, in that order; None when neither side is golden) for
-    state-wide predicates."""
-    usable = [k for k in known if k.rules and k.applies(case_name, backend, tags)]
+    state-wide predicates; ``facts`` (golden's run of the case) for conditions and the case's initial state:
+    without it no entry with a condition applies. A condition is checked only once an entry's rule covers a
+    diff, so a divergence no conditioned entry covers costs no golden run."""
+    usable = [k for k in known if k.rules and k.named(case_name, backend, tags)]
+    met: dict[str, bool] = {}
+
+    def meets(k: KnownEntry) -> bool:
+        if k.condition is None:
+            return True
+        if k.id not in met:
+            met[k.id] = k.condition.holds(facts)
+        return met[k.id]
     used: dict[str, KnownEntry] = {}
     left, n = [], 0
     for d in diffs:
-        k = next((k for k in usable if k.explains(d, dests)), None)
+        k = next((k for k in usable if k.explains(d, dests, facts) and meets(k)), None)
         if k is None:
             left.append(d)
         else:
@@ -239,6 +280,6 @@ def explain_diffs(diffs: Iterable[Diff], case_name: str, backend: str | None,
 
 
 def explain_statuses(golden: str, device: str, case_name: str, backend: str | None,
-                     known: Iterable[KnownEntry], tags=()) -> KnownEntry | None:
-    return next((k for k in known if k.statuses == (golden, device) and k.applies(case_name, backend, tags)),
+                     known: Iterable[KnownEntry], tags=(), facts: GoldenFacts | None = None) -> KnownEntry | None:
+    return next((k for k in known if k.statuses == (golden, device) and k.applies(case_name, backend, tags, facts)),
                 None)

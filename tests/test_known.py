@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 import golden.ops.adc as adc
+import golden.ops.scalar as scalar
+import golden.ops.sfpu_mem as sfpu_mem
+import golden.ops.sync as sync
 from golden import isa
 from tensix_diff.result import OK, Result
 from hwbridge.golden_backend import GoldenBackend
@@ -18,10 +21,12 @@ from tensix_diff.assess import assess
 from tensix_diff.case import Case, load_case
 from tensix_diff.compare import DIVERGED, KNOWN, MATCHED, Diff
 from tensix_diff.known import KnownError, diff_path, explain_diffs, load_known
+from tensix_diff.known_conditions import GoldenFacts, parse_condition
 
 ROOT = Path(__file__).resolve().parents[1]
 DELTA06 = ROOT / "tests" / "corpus" / "deltas" / "delta-06-adc-zw-width.yaml"
 INCADCZW = isa.lookup("INCADCZW").opcode
+FRESH = ROOT / "tests" / "known_cases"      # cases no registry entry names, recorded on ttsim 1.10.0 beside them
 
 
 def _known(tmp_path, text: str):
@@ -173,8 +178,148 @@ def test_rows_remapped_explains_exactly_the_adj16_permutation(tmp_path):
 
 
 def test_rows_remapped_needs_a_scoped_entry(tmp_path):
-    with pytest.raises(KnownError, match="needs an entry limited by 'cases' or 'tags'"):
+    with pytest.raises(KnownError, match="needs an entry limited by 'cases', 'tags' or 'condition'"):
         _known(tmp_path, "- id: a\n  reason: r\n  explains: [{fields: ['dest.*'], when: {rows_remapped: adj16}}]\n")
     with pytest.raises(KnownError, match="names the remapping"):
         _known(tmp_path, "- id: a\n  reason: r\n  tags: [x]\n"
                          "  explains: [{fields: ['dest.*'], when: {rows_remapped: adj32}}]\n")
+
+
+# --- entries scoped by a condition golden checks: fresh instances are known without being named -------------
+
+def _case(text: str) -> Case:
+    return Case("c", "", {1: [isa.assemble_line(x) for x in text.split(";")]})
+
+
+@pytest.mark.parametrize("text, message", [
+    ("  condition: {remap_addrs_during: [SFPSTORE], glob: 1}\n", "'condition' maps checks"),
+    ("  condition: {remap_addrs_during: SFPSTORE}\n", "remap_addrs_during needs a list of instruction names"),
+    ("  condition: {remap_addrs_during: [SFPSTOR]}\n", "remap_addrs_during: unknown mnemonic 'SFPSTOR'"),
+    ("  condition: {wait_latched_at_thread_end: [NOP]}\n",
+     "wait_latched_at_thread_end takes SEMWAIT, STALLWAIT only, not NOP"),
+])
+def test_a_malformed_condition_is_one_clear_error(tmp_path, text, message):
+    with pytest.raises(KnownError, match=r"entry 0 \(a\): " + message):
+        _known(tmp_path, "- id: a\n  reason: r\n  statuses: {golden: ok, device: hang}\n" + text)
+
+
+def test_a_condition_scopes_a_status_entry_and_a_state_wide_predicate(tmp_path):
+    known = _known(tmp_path, "- id: w\n  reason: r\n  statuses: {golden: ok, device: hang}\n"
+                             "  condition: {wait_latched_at_thread_end: [SEMWAIT]}\n"
+                             "- id: d\n  reason: r\n  condition: {remap_addrs_during: [SFPSTORE]}\n"
+                             "  explains: [{fields: ['dest.*'], when: {rows_remapped: adj16}}]\n")
+    assert [k.condition.text for k in known] == ["wait_latched_at_thread_end SEMWAIT",
+                                                 "remap_addrs_during SFPSTORE"]
+
+
+def test_a_condition_is_checked_only_for_a_difference_its_entry_covers(tmp_path):
+    known = _known(tmp_path, "- id: d\n  reason: r\n  condition: {remap_addrs_during: [SFPSTORE]}\n"
+                             "  explains: [{fields: ['dest.*'], when: {pairs: [[1, 2]]}}]\n")
+    facts = GoldenFacts(_case("NOP"))
+    assert not explain_diffs([_adc("z", 1, 2)], "c", "hw", known, (), None, facts).entries
+    assert not facts._ran                                 # no golden run for a diff outside dest.*
+    dest = Diff("dest", "row 5 col 3", 1, 2, ("dest",))
+    assert not explain_diffs([dest], "c", "hw", known, (), None, facts).entries and facts._ran
+
+
+def test_remap_condition_reads_the_config_each_instruction_saw():
+    cond = parse_condition({"remap_addrs_during": ["SFPSTORE"]})
+    store = "SFPSTORE lreg_ind=0 instr_mod0=6 sfpu_addr_mode=0 dest_reg_addr=8"
+    remap = "RMWCIB0 mask=2 data=2 cfgregaddr=220"        # DEST_ACCESS_CFG_remap_addrs (Config word 220 bit 1)
+    assert cond.holds(GoldenFacts(_case(f"{remap}; {store}")))
+    assert not cond.holds(GoldenFacts(_case(f"{store}; {remap}")))     # set only after the store
+    assert not parse_condition({"remap_addrs_during": ["PACR"]}).holds(GoldenFacts(_case(f"{remap}; {store}")))
+    assert not cond.holds(None)                           # no golden run: no condition holds
+
+
+@pytest.mark.parametrize("program, holds", [
+    ("SEMWAIT stall_res=0x40 sem_sel=2 wait_sem_cond=1", True),                     # last, semaphore 1 is 0
+    ("SEMWAIT stall_res=0x40 sem_sel=2 wait_sem_cond=1; SEMPOST sem_sel=2", False),  # met before the end
+    ("SEMWAIT stall_res=0x40 sem_sel=2 wait_sem_cond=1; SETDMAREG payload_sigselsize=0 payload_sigsel=1"
+     " setsignalsmode=0 regindex16b=2", False),                                      # not its thread's last
+    ("SEMINIT max_value=1 init_value=1 sem_sel=2; SEMWAIT stall_res=0x40 sem_sel=2 wait_sem_cond=1", False),
+    ("STALLWAIT stall_res=0x40 wait_res=0x80", True),                                # SrcA never valid
+    ("SEMWAIT stall_res=0x40 sem_sel=2 wait_sem_cond=0", False),                     # golden refuses
+])
+def test_wait_condition_needs_the_wait_last_and_unmet_when_the_run_ends(program, holds):
+    cond = parse_condition({"wait_latched_at_thread_end": ["SEMWAIT", "STALLWAIT"]})
+    assert cond.holds(GoldenFacts(_case(program))) is holds
+    assert not parse_condition({"wait_latched_at_thread_end": ["SEMWAIT"]}).holds(
+        GoldenFacts(_case("STALLWAIT stall_res=0x40 wait_res=0x80")))
+
+
+def _fresh(name: str):
+    """A fresh case, golden's result and its ttsim 1.10.0 recording (tests/known_cases/recordings)."""
+    case = load_case(FRESH / name)
+    return case, GoldenBackend().run(case), ReplayBackend(FRESH / "recordings", device="ttsim 1.10.0").run(case)
+
+
+FRESH_CASES = {"sfpstore-remap-fresh.yaml": "dest-remap-addrs-ignored",
+               "semwait-at-max-thread-end.yaml": "semwait-blocks-itself",
+               "stallwait-srca-thread-end.yaml": "semwait-blocks-itself"}
+
+
+@pytest.mark.parametrize("name, entry", FRESH_CASES.items())
+def test_a_fresh_instance_of_a_registered_deviation_is_known_without_being_named(name, entry):
+    case, g, dev = _fresh(name)
+    registry = load_known()
+    assert all(case.name not in (k.cases or ()) and k.case != case.name and not k.tags for k in registry
+               if k.id == entry)
+    assert dev.provenance.get("device") == "ttsim 1.10.0" and g.status == OK
+    v = assess(case, g, dev, ("golden", "ttsim"), "replay", known=registry)
+    assert v.outcome == KNOWN and v.known == (entry,), v.message
+    unscoped = [k for k in registry if k.condition is None]     # the entries as they stood, named or tagged
+    assert assess(case, g, dev, ("golden", "ttsim"), "replay", known=unscoped).outcome == DIVERGED
+
+
+def test_fresh_remap_case_with_a_planted_golden_bug_still_fails(monkeypatch):
+    case, _, dev = _fresh("sfpstore-remap-fresh.yaml")
+    write_half = scalar._write_half
+    monkeypatch.setattr(scalar, "_write_half", lambda g, h, v: write_half(g, h, v ^ 0x10))   # SETDMAREG: GPRs
+    v = assess(case, GoldenBackend().run(case), dev, ("golden", "ttsim"), "replay")
+    assert v.outcome == DIVERGED and v.known == ("dest-remap-addrs-ignored",)
+    assert [d.region for d in v.comparison.diffs] == ["gpr"], v.message     # only the planted bug is left
+    monkeypatch.undo()
+    loadi = sfpu_mem._loadi_value
+    monkeypatch.setattr(sfpu_mem, "_loadi_value", lambda mod0, imm, old: loadi(mod0, imm, old) ^ (mod0 == 2))
+    v = assess(case, GoldenBackend().run(case), dev, ("golden", "ttsim"), "replay")   # the value it remaps
+    assert v.outcome == DIVERGED and {d.region for d in v.comparison.diffs} == {"dest"}, v.message
+
+
+@pytest.mark.parametrize("name, planted", [
+    ("semwait-at-max-thread-end.yaml", "max"), ("stallwait-srca-thread-end.yaml", "srca"),
+    ("semwait-then-math.yaml", "gate")])
+def test_fresh_wait_cases_with_a_planted_golden_bug_still_fail(monkeypatch, name, planted):
+    """Against a hang only the statuses are compared, so the bugs planted are those that change whether golden
+    completes: the wait's own condition, or the Wait Gate letting the instruction it blocks through."""
+    case, g, dev = _fresh(name)
+    if planted == "max":      # "at Max" tested as Value > Max
+        waits = sync._semaphore_waits
+        monkeypatch.setattr(sync, "_semaphore_waits", lambda m, w: [x for x in waits(m, w) if "max" not in x])
+    elif planted == "srca":   # SrcA reported valid
+        banks = sync._bank_waits
+        monkeypatch.setattr(sync, "_bank_waits", lambda m: {**banks(m), sync.C_SRCA_VALID: (False, "")})
+    else:                     # SETRWC not held by a math block mask
+        assert g.status == "hang" and assess(case, g, dev, ("golden", "ttsim"), "replay").outcome == MATCHED
+        monkeypatch.setitem(sync.BLOCKED_BY, "SETRWC", 0)
+    planted_golden = GoldenBackend().run(case)
+    assert planted_golden.status == OK and dev.status == "hang"
+    v = assess(case, planted_golden, dev, ("golden", "ttsim"), "replay")
+    assert v.outcome == DIVERGED and not v.known, v.message
+
+
+def test_a_case_meeting_the_condition_with_an_unexplained_difference_is_diverged():
+    case, g, dev = _fresh("sfpstore-remap-fresh.yaml")
+    state = copy.deepcopy(dev.state)
+    state["dest"][16][0] ^= 0x100                # the value ttsim stored at row 16, one bit off golden's row 8
+    state["gpr"]["1"][0] = 3                     # and a GPR golden does not write
+    v = assess(case, g, Result(OK, state, provenance=dev.provenance), ("golden", "ttsim"), "replay")
+    assert v.outcome == DIVERGED and v.known == ("dest-remap-addrs-ignored",)
+    # both ends of that store are left: golden's row 8 no longer holds what the device holds at row 16
+    left = sorted(d.location for d in v.comparison.diffs)
+    assert left == ["row 16 col 0", "row 8 col 0", "thread 1 r0"], v.message
+    case, g, dev = _fresh("semwait-at-max-thread-end.yaml")
+    state = copy.deepcopy(g.state)               # the device completes (no hang) but with another GPR
+    state["gpr"]["2"][12] ^= 1
+    v = assess(case, g, Result(OK, state, provenance=dev.provenance), ("golden", "ttsim"), "replay")
+    assert v.outcome == DIVERGED and not v.known, v.message
