@@ -2,7 +2,8 @@
 read-back does not collect (hwbridge/hw/selftest.py uses them).
 
 - debug-bus groups (e.g. the SrcA/SrcB bank state the reset prologue acts on), read as the collector reads
-  the counters: DBG_BUS_CTRL then DBG_RD_DATA, four 32-bit words per 128-bit group;
+  the counters (hwbridge.hw.dbus: the select, then DBG_RD_DATA in the documented order), four 32-bit words
+  per 128-bit group;
 - Dest through the RISC-V Dest window at 0xFFBD8000 in its 32-bit view, the path tt-exalens takes for a
   32-bit Dest on Blackhole (debug_tensix.direct_dest_read: TRISC0 loads, RISC_DEST_ACCESS_CTRL_SEC0 as
   software left it), where the harness reads DBG_ARRAY_RD. Dst.md "RISCV access to Dst": Load32 returns
@@ -19,6 +20,7 @@ from golden.fpu_formats import dst32_to_fp32
 from golden.registers import config_field
 from golden.state import COLS
 
+from . import dbus
 from . import l1_map as M
 from . import rv32 as rv
 from .platform import Platform
@@ -46,12 +48,7 @@ def _job(name: str, p: rv.Program, nbytes: int) -> Job:
 def dbus_job(groups: list[tuple[int, int]]) -> Job:
     """Read each (daisy_sel, signal_sel) group's four words into the results block, in order."""
     p = rv.Program(M.TRISC_RESET_PC[0])
-    p.li(rv.S0, M.DEBUG_REGS).li(rv.T2, M.RESULTS)
-    for k, (daisy, sig, rd) in enumerate((d, s, r) for d, s in groups for r in range(4)):
-        p.li(rv.T1, M.DBG_BUS_ENABLE | rd << 25 | daisy << 16 | sig)
-        p.emit(rv.sw(rv.T1, rv.S0, M.DBG_BUS_CTRL - M.DEBUG_REGS), rv.lw(rv.T1, rv.S0, M.DBG_RD_DATA - M.DEBUG_REGS),
-               rv.sw(rv.T1, rv.T2, 4 * k))
-    p.emit(rv.sw(rv.ZERO, rv.S0, M.DBG_BUS_CTRL - M.DEBUG_REGS))
+    dbus.collect(p, [(d, s, r) for d, s in groups for r in range(4)], M.RESULTS)
     return _job("probe-dbus", p, 16 * len(groups))
 
 
