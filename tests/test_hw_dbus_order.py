@@ -120,3 +120,64 @@ def test_the_checker_catches_each_departure():
     for divisor, bad in ((2, False), (1000, False), (1, True), (0, True)):
         assert bool(check(rv.addi(rv.T5, rv.ZERO, divisor), *wait)) is bad, divisor
 
+
+class _LateSelect:
+    """A tile whose DBG_BUS_CTRL write takes effect only after ``lag`` host reads of it (a write overtaken by later
+    reads, as the NoC allows across virtual channels); DBG_RD_DATA shows the select in effect."""
+
+    def __init__(self, lag: int):
+        self.lag, self.ctrl, self.pending, self.log = lag, 0, None, []
+
+    def noc_write32(self, x, y, addr, value):
+        self.log.append(("w", addr, value))
+        if addr == M.DBG_BUS_CTRL:
+            self.pending = [value, self.lag]
+
+    def noc_read32(self, x, y, addr):
+        if addr == M.DBG_BUS_CTRL and self.pending:
+            self.pending[1] -= 1
+            if self.pending[1] < 0:
+                self.ctrl, self.pending = self.pending[0], None
+        self.log.append(("r", addr))
+        return self.ctrl if addr == M.DBG_BUS_CTRL else self.ctrl ^ 0xFFFFFFFF
+
+    def noc_read(self, x, y, addr, size):
+        return bytes(size)
+
+
+def _snapshot(lag: int, readback: bool) -> tuple[dict, _LateSelect]:
+    from hwbridge.hw.device import Device
+    dev = Device.__new__(Device)
+    dev.raw, dev.xy = _LateSelect(lag), (0, 0)
+    reads = [(6, 9, r) for r in range(4)]
+    return dev.snapshot({"stall_dbus": reads, "stall_reads": [], "dbus_readback": readback}), dev.raw
+
+
+def test_the_host_reads_the_data_only_after_its_select_reads_back():
+    from hwbridge.hw import dbus
+    want = [dbus.select(6, 9, r) ^ 0xFFFFFFFF for r in range(4)]
+    snap, tile = _snapshot(3, readback=True)
+    assert snap["dbus"] == want and "dbus_error" not in snap
+    assert tile.log[-1] == ("w", M.DBG_BUS_CTRL, 0)                     # the bus disabled after
+    assert _snapshot(3, readback=False)[0]["dbus"] != want              # what the read-back prevents
+    snap, tile = _snapshot(10 ** 6, readback=True)                      # a select that never reads back
+    assert snap["dbus"] == [] and "did not read back" in snap["dbus_error"]
+    assert ("r", M.DBG_RD_DATA) not in tile.log and tile.log[-1] == ("w", M.DBG_BUS_CTRL, 0)
+
+
+def test_the_platforms_say_whether_the_host_can_read_the_select_back():
+    from hwbridge.hw.recovery import snapshot_payload
+    case = parse_case("name: one-nop\nthreads:\n  0:\n    - NOP\n")
+    for plat, readable in ((TTSIM, False), (SILICON, True)):
+        assert snapshot_payload(hw_program.build(case, plat), plat)["dbus_readback"] is readable
+
+
+def test_a_hang_whose_select_never_read_back_says_so_in_its_provenance():
+    from hwbridge.hw.backend import HwBackend
+    from hwbridge.hw.worker import Reply
+    from tensix_diff.case import Case
+    backend = object.__new__(HwBackend)             # no device: _hang only reads the snapshot
+    backend.isolation, backend.platform = "replace", SILICON
+    snap = {"l1": [bytes(M.FLAG_BYTES)], "dbus": [], "dbus_error": "DBG_BUS_CTRL did not read back 0x20060009"}
+    result = backend._hang(Case("c", "", {}), Reply("hang", message="x", snapshot=snap), {})
+    assert result.status == "hang" and result.provenance["hang_dbus"] == snap["dbus_error"]
