@@ -181,3 +181,15 @@ def test_a_hang_whose_select_never_read_back_says_so_in_its_provenance():
     snap = {"l1": [bytes(M.FLAG_BYTES)], "dbus": [], "dbus_error": "DBG_BUS_CTRL did not read back 0x20060009"}
     result = backend._hang(Case("c", "", {}), Reply("hang", message="x", snapshot=snap), {})
     assert result.status == "hang" and result.provenance["hang_dbus"] == snap["dbus_error"]
+
+@pytest.mark.parametrize("no_swizzle", [False, True])
+def test_the_dest_window_probe_loads_after_its_config_store_landed(no_swizzle):
+    """RISC_DEST_ACCESS_CTRL is stored, loaded back and the value used before the first load of the Dest window
+    (another region: MemoryOrdering.md gives no order between them otherwise)."""
+    job = probe.window_job(no_swizzle)
+    code = decode([int.from_bytes(job.writes[1][1][i:i + 4], "little") for i in range(0, len(job.writes[1][1]), 4)])
+    first = next(j for j, c in enumerate(code) if c.kind == "load" and c.addr == probe.DEST_WINDOW)
+    cfg = M.CFG_BASE + 4 * probe.RISC_DEST_ACCESS
+    store = max(i for i in range(first) if code[i].kind == "store" and code[i].addr == cfg)
+    back = next(i for i in range(store + 1, first) if code[i].kind == "load" and code[i].addr == cfg)
+    assert _consumes(code, back)

@@ -23,6 +23,7 @@ from golden.state import COLS
 from . import dbus
 from . import l1_map as M
 from . import rv32 as rv
+from .actions import load_used
 from .platform import Platform
 from .program import Job
 
@@ -60,18 +61,20 @@ def src_bits(words: list[int], plat: Platform) -> dict[str, dict[str, int]]:
 
 def window_job(no_swizzle: bool) -> Job:
     """TRISC0 reads Dst32b[512][16] through the Dest window with RISC_DEST_ACCESS_CTRL_SEC0 = fmt 0 (FP32 /
-    uint32 view) and the given no_swizzle; the Config word is put back afterwards. Each store is read back
-    before the loads that depend on it (the load returns after the store landed)."""
+    uint32 view) and the given no_swizzle; the Config word is put back afterwards. Each store is read back and
+    the value consumed before the loads that depend on it (MemoryOrdering.md: the window is another region)."""
     value = NO_SWIZZLE.put(WINDOW_FORMAT.put(0, 0), int(no_swizzle))
     p = rv.Program(M.TRISC_RESET_PC[0])
     p.li(rv.S0, M.CFG_BASE + 4 * RISC_DEST_ACCESS).emit(rv.lw(rv.S1, rv.S0, 0))      # S1: the word as it was
-    p.li(rv.T1, value).emit(rv.sw(rv.T1, rv.S0, 0), rv.lw(rv.T1, rv.S0, 0))
+    p.li(rv.T1, value).emit(rv.sw(rv.T1, rv.S0, 0))
+    load_used(p, rv.T1, rv.S0)
     p.li(rv.A0, DEST_WINDOW).li(rv.A1, M.RESULTS).li(rv.A2, DEST_WINDOW + 4 * WINDOW_WORDS)
     p.label("copy")
     for i in range(4):
         p.emit(rv.lw(rv.T1, rv.A0, 4 * i), rv.sw(rv.T1, rv.A1, 4 * i))
     p.emit(rv.addi(rv.A0, rv.A0, 16), rv.addi(rv.A1, rv.A1, 16)).branch("bne", rv.A0, rv.A2, "copy")
-    p.emit(rv.sw(rv.S1, rv.S0, 0), rv.lw(rv.T1, rv.S0, 0))
+    p.emit(rv.sw(rv.S1, rv.S0, 0))
+    load_used(p, rv.T1, rv.S0)
     return _job(f"probe-dest-window{'-raw' if no_swizzle else ''}", p, 4 * WINDOW_WORDS)
 
 
