@@ -21,7 +21,7 @@ from . import dbus
 from . import l1_map as M
 
 READBACK_TRIES = 100           # host reads of a debug-bus select before giving up on it
-CLOCK_FIRST, CLOCK_STEP, CLOCK_BIG, BIG_AFTER = 36_000, 2_000, 200_000, 200_000   # a case takes ~38-45K cycles
+CLOCK_FIRST, CLOCK_STEP, CLOCK_BIG, BIG_AFTER = 36_000, 2_000, 200_000, 200_000   # a case takes ~62K cycles
 
 
 def _version(dist: str) -> str:

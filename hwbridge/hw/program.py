@@ -30,7 +30,7 @@ from . import l1_map as M
 from . import rv32 as rv
 from .platform import Platform
 
-MAX_CYCLES = 1_000_000     # simulated cycles before a case counts as hung (a case needs ~50K)
+MAX_CYCLES = 1_000_000     # simulated cycles before a case counts as hung (a case needs ~62K)
 
 
 class Refusal(Exception):
