@@ -19,7 +19,7 @@ from tensix_diff.result import OK, TAINTED
 from tensix_diff.store import Store
 from test_hw_sim import sim_path  # noqa: F401  (the fixture: the simulator's path, or skip)
 
-HANG_CYCLES = 200_000          # a case needs ~50K; the hanging ones spend this budget
+HANG_CYCLES = 200_000          # a case needs ~62K; the hanging ones spend this budget
 
 
 @pytest.fixture(scope="module")

@@ -35,6 +35,7 @@ class Ins:
     rd: int = 0
     reads: tuple = ()
     addr: int | None = None          # loads and stores: the address, where the registers it uses are known
+    divisor: int | None = None       # div/divu/rem/remu: the divisor, where it is a known constant
 
 
 def _sx(v: int, bits: int) -> int:
@@ -59,7 +60,7 @@ def decode(words: list[int]) -> list[Ins]:
             if f3 == 0 and rs1 in known:
                 value = (known[rs1] + _sx(w >> 20, 12)) & 0xFFFFFFFF
         elif op == 0x33:
-            ins = Ins("alu", rd, (rs1, rs2))
+            ins = Ins("alu", rd, (rs1, rs2), divisor=known.get(rs2) if w >> 25 == 1 and f3 >= 4 else None)
         elif op == 0x03:
             base = known.get(rs1)
             ins = Ins("load", rd, (rs1,), None if base is None else (base + _sx(w >> 20, 12)) & 0xFFFFFFFF)

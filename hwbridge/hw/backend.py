@@ -140,6 +140,8 @@ class HwBackend:
 
     def _hang(self, case: Case, reply, prov: dict) -> Result:
         """A hang: on a card (or under its constraints) recovered from in place; the stalled threads named."""
+        if (reply.snapshot or {}).get("dbus_error"):
+            prov["hang_dbus"] = reply.snapshot["dbus_error"]        # the stall signals could not be read
         if self.isolation == "replace":      # the worker is already replaced: nothing carries over, no probe
             stalled = [s.text() for s in stall.diagnose(case, view_of(reply.snapshot, self.platform))]
             prov["hang"] = {"stalled": stalled, "recovery": ["a fresh simulator"]}

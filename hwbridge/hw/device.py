@@ -17,9 +17,11 @@ import os
 import time
 from importlib import metadata
 
+from . import dbus
 from . import l1_map as M
 
-CLOCK_FIRST, CLOCK_STEP, CLOCK_BIG, BIG_AFTER = 36_000, 2_000, 200_000, 200_000   # a case takes ~38-45K cycles
+READBACK_TRIES = 100           # host reads of a debug-bus select before giving up on it
+CLOCK_FIRST, CLOCK_STEP, CLOCK_BIG, BIG_AFTER = 36_000, 2_000, 200_000, 200_000   # a case takes ~62K cycles
 
 
 def _version(dist: str) -> str:
@@ -185,14 +187,31 @@ class Device:
     # --- after a hang (hwbridge.hw.recovery) ---
     def snapshot(self, job: dict) -> dict:
         """What the core shows of a hang: the L1 ranges ``job["stall_reads"]`` names and the debug-bus words
-        ``job["stall_dbus"]`` lists ((daisy_sel, signal_sel, read32_sel) triples, read from the host)."""
-        words = []
+        ``job["stall_dbus"]`` lists ((daisy_sel, signal_sel, read32_sel) triples, read from the host).
+
+        A host write and a later read of another register of the tile are ordered only when both travel on one
+        NoC virtual channel (tt-isa-documentation NoC/Ordering.md), which the host does not choose; tt-exalens's
+        own reader (debug_bus_signal_store) reads straight after its write. With ``job["dbus_readback"]`` each
+        select is read back until it holds the value written, so the data read leaves the host after the select
+        took effect (and far more than DebugDaisychain.md's five cycles later); without it (ttsim, whose host
+        writes take effect at once and which refuses a load of DBG_BUS_CTRL) the data is read straight away. A
+        select that never reads back ends the debug-bus reads, with ``dbus_error`` saying so."""
+        words, out = [], {}
         for daisy, sig, rd in job.get("stall_dbus", ()):
-            self.write32(M.DBG_BUS_CTRL, M.DBG_BUS_ENABLE | rd << 25 | daisy << 16 | sig)
+            value = dbus.select(daisy, sig, rd)
+            self.write32(M.DBG_BUS_CTRL, value)
+            if job.get("dbus_readback") and not self._holds(M.DBG_BUS_CTRL, value):
+                out["dbus_error"] = f"DBG_BUS_CTRL did not read back {value:#010x} in {READBACK_TRIES} reads"
+                words = []
+                break
             words.append(self.read32(M.DBG_RD_DATA))
-        if words:
+        if job.get("stall_dbus"):
             self.write32(M.DBG_BUS_CTRL, 0)
-        return {"l1": [self.read(a, n) for a, n in job.get("stall_reads", ())], "dbus": words}
+        return {"l1": [self.read(a, n) for a, n in job.get("stall_reads", ())], "dbus": words, **out}
+
+    def _holds(self, addr: int, value: int) -> bool:
+        """Whether the register reads back ``value`` within READBACK_TRIES reads."""
+        return any(self.read32(addr) == value for _ in range(READBACK_TRIES))
 
     def reset_units(self, bits: int) -> None:
         """Pulse Tensix unit soft-reset bits of SOFT_RESET_0 (SoftReset.md) with every RISC-V core held."""

@@ -2,7 +2,8 @@
 read-back does not collect (hwbridge/hw/selftest.py uses them).
 
 - debug-bus groups (e.g. the SrcA/SrcB bank state the reset prologue acts on), read as the collector reads
-  the counters: DBG_BUS_CTRL then DBG_RD_DATA, four 32-bit words per 128-bit group;
+  the counters (hwbridge.hw.dbus: the select, then DBG_RD_DATA in the documented order), four 32-bit words
+  per 128-bit group;
 - Dest through the RISC-V Dest window at 0xFFBD8000 in its 32-bit view, the path tt-exalens takes for a
   32-bit Dest on Blackhole (debug_tensix.direct_dest_read: TRISC0 loads, RISC_DEST_ACCESS_CTRL_SEC0 as
   software left it), where the harness reads DBG_ARRAY_RD. Dst.md "RISCV access to Dst": Load32 returns
@@ -19,8 +20,10 @@ from golden.fpu_formats import dst32_to_fp32
 from golden.registers import config_field
 from golden.state import COLS
 
+from . import dbus
 from . import l1_map as M
 from . import rv32 as rv
+from .actions import load_used
 from .platform import Platform
 from .program import Job
 
@@ -46,12 +49,7 @@ def _job(name: str, p: rv.Program, nbytes: int) -> Job:
 def dbus_job(groups: list[tuple[int, int]]) -> Job:
     """Read each (daisy_sel, signal_sel) group's four words into the results block, in order."""
     p = rv.Program(M.TRISC_RESET_PC[0])
-    p.li(rv.S0, M.DEBUG_REGS).li(rv.T2, M.RESULTS)
-    for k, (daisy, sig, rd) in enumerate((d, s, r) for d, s in groups for r in range(4)):
-        p.li(rv.T1, M.DBG_BUS_ENABLE | rd << 25 | daisy << 16 | sig)
-        p.emit(rv.sw(rv.T1, rv.S0, M.DBG_BUS_CTRL - M.DEBUG_REGS), rv.lw(rv.T1, rv.S0, M.DBG_RD_DATA - M.DEBUG_REGS),
-               rv.sw(rv.T1, rv.T2, 4 * k))
-    p.emit(rv.sw(rv.ZERO, rv.S0, M.DBG_BUS_CTRL - M.DEBUG_REGS))
+    dbus.collect(p, [(d, s, r) for d, s in groups for r in range(4)], M.RESULTS)
     return _job("probe-dbus", p, 16 * len(groups))
 
 
@@ -63,18 +61,20 @@ def src_bits(words: list[int], plat: Platform) -> dict[str, dict[str, int]]:
 
 def window_job(no_swizzle: bool) -> Job:
     """TRISC0 reads Dst32b[512][16] through the Dest window with RISC_DEST_ACCESS_CTRL_SEC0 = fmt 0 (FP32 /
-    uint32 view) and the given no_swizzle; the Config word is put back afterwards. Each store is read back
-    before the loads that depend on it (the load returns after the store landed)."""
+    uint32 view) and the given no_swizzle; the Config word is put back afterwards. Each store is read back and
+    the value consumed before the loads that depend on it (MemoryOrdering.md: the window is another region)."""
     value = NO_SWIZZLE.put(WINDOW_FORMAT.put(0, 0), int(no_swizzle))
     p = rv.Program(M.TRISC_RESET_PC[0])
     p.li(rv.S0, M.CFG_BASE + 4 * RISC_DEST_ACCESS).emit(rv.lw(rv.S1, rv.S0, 0))      # S1: the word as it was
-    p.li(rv.T1, value).emit(rv.sw(rv.T1, rv.S0, 0), rv.lw(rv.T1, rv.S0, 0))
+    p.li(rv.T1, value).emit(rv.sw(rv.T1, rv.S0, 0))
+    load_used(p, rv.T1, rv.S0)
     p.li(rv.A0, DEST_WINDOW).li(rv.A1, M.RESULTS).li(rv.A2, DEST_WINDOW + 4 * WINDOW_WORDS)
     p.label("copy")
     for i in range(4):
         p.emit(rv.lw(rv.T1, rv.A0, 4 * i), rv.sw(rv.T1, rv.A1, 4 * i))
     p.emit(rv.addi(rv.A0, rv.A0, 16), rv.addi(rv.A1, rv.A1, 16)).branch("bne", rv.A0, rv.A2, "copy")
-    p.emit(rv.sw(rv.S1, rv.S0, 0), rv.lw(rv.T1, rv.S0, 0))
+    p.emit(rv.sw(rv.S1, rv.S0, 0))
+    load_used(p, rv.T1, rv.S0)
     return _job(f"probe-dest-window{'-raw' if no_swizzle else ''}", p, 4 * WINDOW_WORDS)
 
 

@@ -24,12 +24,13 @@ from golden.state import COLS, DEST_ROWS, GPRS, L1_SIZE, REPLAY_BUFFER, SEMAPHOR
 from tensix_diff.case import Case
 
 from . import actions as hw_actions
+from . import dbus
 from .actions import drain, load_used
 from . import l1_map as M
 from . import rv32 as rv
 from .platform import Platform
 
-MAX_CYCLES = 1_000_000     # simulated cycles before a case counts as hung (a case needs ~50K)
+MAX_CYCLES = 1_000_000     # simulated cycles before a case counts as hung (a case needs ~62K)
 
 
 class Refusal(Exception):
@@ -259,10 +260,6 @@ def _config(p: rv.Program, values: dict[int, dict[int, int]], plat: Platform, on
     drain(p)
 
 
-def _dbus_bit(p: rv.Program, word_reg: int, bit: int, rd: int) -> None:
-    p.emit(rv.srli(rd, word_reg, bit % 32), rv.andi(rd, rd, 1))
-
-
 def _src_reset(p: rv.Program, plat: Platform) -> None:
     """Both Src files back to power-on: no bank valid, matrix and unpacker on bank 0, implied formats 0.
 
@@ -272,7 +269,7 @@ def _src_reset(p: rv.Program, plat: Platform) -> None:
     one handover round. Then two handover rounds with Config zero set both implied formats to 0."""
     daisy, sig = plat.raw["src_state_group"]
     dis_a, dis_b = thread_config_field("CLR_DVALID_SrcA_Disable"), thread_config_field("CLR_DVALID_SrcB_Disable")
-    p.li(rv.S0, M.DEBUG_REGS)
+    dbus.setup(p)
     for name, clear, sel, dis in (("srca", 1, 0, dis_a), ("srcb", 2, 1, dis_b)):
         bits = plat.raw["src_state_bits"][name]
         rd = bits["valid0"] // 32
@@ -282,11 +279,10 @@ def _src_reset(p: rv.Program, plat: Platform) -> None:
         p.label(f"{name}_loop")
         p.emit(rv.addi(rv.S1, rv.S1, -1)).branch("beq", rv.S1, rv.ZERO, f"{name}_done")
         drain(p)
-        p.li(rv.T1, M.DBG_BUS_ENABLE | rd << 25 | daisy << 16 | sig)
-        p.emit(rv.sw(rv.T1, rv.S0, M.DBG_BUS_CTRL - M.DEBUG_REGS), rv.lw(rv.T1, rv.S0, M.DBG_RD_DATA - M.DEBUG_REGS),
-               rv.sw(rv.ZERO, rv.S0, M.DBG_BUS_CTRL - M.DEBUG_REGS))
+        dbus.bus_read(p, daisy, sig, rd)
+        p.emit(rv.sw(rv.ZERO, rv.S0, dbus.CTRL))
         for reg, key in ((rv.A2, "valid0"), (rv.A3, "valid1"), (rv.A4, "matrix_bank"), (rv.A5, "unpack_bank")):
-            _dbus_bit(p, rv.T1, bits[key], reg)
+            dbus.bit(p, rv.T1, bits[key], reg)
         p.emit(rv.addi(rv.A6, rv.A2, 0)).branch("beq", rv.A4, rv.ZERO, f"{name}_mb0").emit(rv.addi(rv.A6, rv.A3, 0))
         p.label(f"{name}_mb0").branch("bne", rv.A6, rv.ZERO, f"{name}_release")
         p.emit(rv.or_(rv.T2, rv.A2, rv.A3)).branch("bne", rv.T2, rv.ZERO, f"{name}_skip")
@@ -441,32 +437,6 @@ def _copy_gprs(p: rv.Program, t: int) -> None:
         p.emit(rv.lw(rv.T1, rv.T0, 4 * i), rv.sw(rv.T1, rv.T2, 4 * i))
 
 
-def _collect_dbus(p: rv.Program, plat: Platform) -> None:
-    p.li(rv.S0, M.DEBUG_REGS).li(rv.T2, M.DBUS_DUMP)
-    for k, (daisy, sig, rd) in enumerate(plat.dbus_reads()):
-        p.li(rv.T1, M.DBG_BUS_ENABLE | rd << 25 | daisy << 16 | sig)
-        p.emit(rv.sw(rv.T1, rv.S0, M.DBG_BUS_CTRL - M.DEBUG_REGS),
-               rv.lw(rv.T1, rv.S0, M.DBG_RD_DATA - M.DEBUG_REGS),
-               rv.sw(rv.T1, rv.T2, 4 * k))
-    p.emit(rv.sw(rv.ZERO, rv.S0, M.DBG_BUS_CTRL - M.DEBUG_REGS))
-
-
-def _collect_dest(p: rv.Program) -> None:
-    """Every Dest row through DBG_ARRAY_RD: CMD = row | sel << 12 | 2 << 16. Stored sel-major (the
-    words of one sel for rows 0..1023, then the next sel), eight rows per loop turn: 4.4 cycles a word."""
-    cmd, data = M.DBG_ARRAY_RD_CMD - M.DEBUG_REGS, M.DBG_ARRAY_RD_DATA - M.DEBUG_REGS
-    p.li(rv.S0, M.DEBUG_REGS).li(rv.T1, 1).emit(rv.sw(rv.T1, rv.S0, M.DBG_ARRAY_RD_EN - M.DEBUG_REGS))
-    p.li(rv.A0, M.DEST_DUMP).li(rv.A1, M.DEST_ARRAY_SEL).li(rv.A3, M.DEST_ARRAY_SEL + (8 << 12))
-    p.li(rv.T2, (1 << 12) - DEST_ROWS)
-    p.label("dest_sel").li(rv.A2, DEST_ROWS // 8)
-    p.label("dest_rows")
-    for i in range(8):
-        p.emit(rv.sw(rv.A1, rv.S0, cmd), rv.lw(rv.T1, rv.S0, data), rv.sw(rv.T1, rv.A0, 4 * i), rv.addi(rv.A1, rv.A1, 1))
-    p.emit(rv.addi(rv.A0, rv.A0, 32), rv.addi(rv.A2, rv.A2, -1)).branch("bne", rv.A2, rv.ZERO, "dest_rows")
-    p.emit(rv.add(rv.A1, rv.A1, rv.T2)).branch("bne", rv.A1, rv.A3, "dest_sel")      # next sel, row 0
-    p.emit(rv.sw(rv.ZERO, rv.S0, cmd), rv.sw(rv.ZERO, rv.S0, M.DBG_ARRAY_RD_EN - M.DEBUG_REGS))
-
-
 def _collect_config(p: rv.Program, reads: dict[int, list[int]]) -> None:
     """State 0 by RISC loads; state 1 by RDCFG into GPRs (CFG_STATE_ID = 1), then copied out."""
     out = M.CFG_DUMP
@@ -529,8 +499,8 @@ def _assemble_segment(kind: str, t: int, plat: Platform) -> bytes:
         if t == 0:
             _wait_flags(p, M.DONE, range(1, THREADS), "others_done", M.DONE_TOKEN)
             p.li(rv.T0, M.SOFT_RESET_0).li(rv.T1, M.RESET_ALL & ~M.RESET_TRISC[0]).emit(rv.sw(rv.T1, rv.T0, 0))
-            _collect_dbus(p, plat)
-            _collect_dest(p)
+            dbus.collect(p, plat.dbus_reads(), M.DBUS_DUMP)
+            dbus.collect_dest(p)
     return p.to_bytes()
 
 

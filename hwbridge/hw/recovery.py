@@ -182,7 +182,8 @@ def probe_job(steps: Steps, max_cycles: int = PROBE_CYCLES) -> dict:
 
 def snapshot_payload(job: hw_program.Job, plat: Platform) -> dict:
     """A case's worker payload with what a hang snapshots: the flag block and the debug-bus stall reads."""
-    return {**job.payload(), "stall_reads": [(M.FLAGS, M.FLAG_BYTES)], "stall_dbus": stall.dbus_reads(plat)}
+    return {**job.payload(), "stall_reads": [(M.FLAGS, M.FLAG_BYTES)], "stall_dbus": stall.dbus_reads(plat),
+            "dbus_readback": bool(plat.raw.get("dbus_select_readable", False))}
 
 
 def view_of(snapshot: dict | None, plat: Platform) -> DeviceView:

@@ -1,7 +1,7 @@
 """A tiny RV32I assembler for the TRISC programs the hw backend writes into L1.
 
-Only what the harness needs: integer ALU with immediates, loads/stores, branches, jumps, LUI, and
-the Tensix-instruction word a TRISC issues inline (``rotl(W, 2)``, blackhole-deltas #4). Encodings
+Only what the harness needs: integer ALU with immediates, loads/stores, branches, jumps, LUI, DIVU (RV32M),
+and the Tensix-instruction word a TRISC issues inline (``rotl(W, 2)``, blackhole-deltas #4). Encodings
 follow the RISC-V unprivileged ISA (RV32I base formats R/I/S/B/U/J).
 """
 from __future__ import annotations
@@ -87,6 +87,7 @@ def add(rd: int, rs1: int, rs2: int) -> int: return r_type(0, rs2, rs1, 0, rd, 0
 def sub(rd: int, rs1: int, rs2: int) -> int: return r_type(0x20, rs2, rs1, 0, rd, 0x33)
 def or_(rd: int, rs1: int, rs2: int) -> int: return r_type(0, rs2, rs1, 6, rd, 0x33)
 def and_(rd: int, rs1: int, rs2: int) -> int: return r_type(0, rs2, rs1, 7, rd, 0x33)
+def divu(rd: int, rs1: int, rs2: int) -> int: return r_type(1, rs2, rs1, 5, rd, 0x33)
 def lui(rd: int, imm20: int) -> int: return u_type(imm20, rd, 0x37)
 def lw(rd: int, rs1: int, off: int) -> int: return i_type(off, rs1, 2, rd, 0x03)
 def sw(rs2: int, rs1: int, off: int) -> int: return s_type(off, rs2, rs1, 2, 0x23)
