@@ -40,6 +40,9 @@ def add_parser(sub) -> None:
     p.add_argument("--html", metavar="OUT.html", help="with --three-way: also write the table as a page")
     p.add_argument("--limit", type=int, default=20, metavar="N", help="differences listed per divergent case")
     p.add_argument("-q", "--quiet", action="store_true", help="only divergences and the summary line")
+    p.add_argument("--effects", action="store_true",
+                   help="each matched case's line also counts the instructions whose effect was observed (golden"
+                        " ablation: one golden run per instruction)")
     add_hw_arguments(p)
     p.set_defaults(func=run)
 
@@ -113,6 +116,8 @@ def run(args) -> int:
     test = open_backend(args.backend, recordings=args.recordings, hw=hw_opts(args), device=args.device)
     ref = None if solo else open_backend(args.against, recordings=args.recordings, hw=hw_opts(args),
                                          device=args.device)
+    from tensix_diff.result_cache import RaceCache
+    races = RaceCache()                             # a multi-thread case's schedules, tried once per golden revision
     outcomes: Counter = Counter()
     whys: Counter = Counter()
     devices: Counter = Counter()
@@ -123,7 +128,7 @@ def run(args) -> int:
             expected, actual = None, run_case(test, case)
             verdict = _solo_verdict(actual)
         else:
-            verdict, expected, actual = judge_case(ref, test, case, (args.against, args.backend))
+            verdict, expected, actual = judge_case(ref, test, case, (args.against, args.backend), race_of=races.check)
         replayed = actual if args.backend == "replay" else expected if args.against == "replay" else None
         if replayed is not None and replayed.provenance.get("device") not in (None, "replay"):
             devices[replayed.provenance["device"]] += 1
@@ -143,7 +148,7 @@ def run(args) -> int:
                 verdict.outcome, verdict.outcome.upper())
             full = verdict.comparison is not None and verdict.outcome in (DIVERGED, KNOWN)
             body = verdict.report(args.limit).splitlines() if full else [verdict.message]
-            if verdict.outcome == MATCHED and verdict.comparison is not None:
+            if verdict.outcome == MATCHED and verdict.comparison is not None and args.effects:
                 from tensix_diff.effects import observed_effects
                 eff = observed_effects(case, actual.state if actual.state is not None else verdict.comparison.regions,
                                        expansions=False)
@@ -151,6 +156,7 @@ def run(args) -> int:
             print(f"{label} {case.name}: {body[0]}")
             for line in body[1:] + ([verdict.message] if verdict.outcome == KNOWN and full else []):
                 print(f"    {line}")
+    races.save()
     for line in stale:
         print(line)
     pair = args.backend if solo else f"{args.backend} vs {args.against}"
