@@ -6,31 +6,14 @@ answers from an old file. Only a cache: unreadable or unwritable files cost time
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from .case import Case, case_hash
 from .race import RaceReport, check as race_check
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tensix-diff"
-
-
-def sources_hash(modules: tuple[str, ...]) -> str:
-    """A hash of golden's sources (Python and YAML) and of tensix_diff's ``modules``."""
-    h = hashlib.sha256()
-    sources = [p for p in (ROOT / "golden").rglob("*") if p.suffix in (".py", ".yaml")]
-    sources += [ROOT / "tensix_diff" / n for n in modules]
-    for p in sorted(sources):
-        h.update(p.read_bytes())
-    return h.hexdigest()[:16]
+from .revision import cache_root, sources_hash
 
 
 class ResultCache:

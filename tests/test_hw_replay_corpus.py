@@ -11,7 +11,7 @@ Runs under the default ``--backend=replay``; each bundle is split in chunks so p
 from __future__ import annotations
 
 from collections import Counter
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -29,7 +29,7 @@ BUNDLES = sorted(CORPUS.glob("*.cases.jsonl.gz"))
 CHUNKS = 4
 
 
-@cache
+@lru_cache(maxsize=4)      # a bundle's chunks run near one another; all 56,400 cases at once took GiBs
 def _cases(path: Path):
     return load_bundle(path)
 
