@@ -2,10 +2,11 @@
 its last line and the replay summary (how many cases it compared); target <= 8 minutes on an idle 2-core
 machine. It spreads over every core (conftest.py); the load average says what else the machine was doing.
 
-    python benchmarks/suite_time.py [-- PYTEST ARGS]
+    python benchmarks/suite_time.py [--log FILE] [-- PYTEST ARGS]
 """
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
@@ -16,9 +17,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> int:
-    extra = sys.argv[1:][1:] if sys.argv[1:2] == ["--"] else sys.argv[1:]
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--log", metavar="FILE", help="also write pytest's whole output here")
+    ap.add_argument("pytest_args", nargs="*", help="after --: more pytest arguments")
+    args = ap.parse_args()
     print(f"before: {load_note()}")
-    wall, cpu, code, out = timed([sys.executable, "-m", "pytest", *extra], dict(os.environ), str(ROOT))
+    wall, cpu, code, out = timed([sys.executable, "-m", "pytest", *args.pytest_args], dict(os.environ), str(ROOT))
+    if args.log:
+        Path(args.log).write_text(out)
     lines = out.strip().splitlines() or ["(no output)"]
     print(f"pytest: {wall:.0f} s wall ({wall / 60:.1f} min; target 8 min: {'met' if wall <= 480 else 'NOT met'}),"
           f" {cpu:.0f} CPU-s, exit {code}")
