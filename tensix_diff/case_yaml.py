@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
-import pickle
 import re
-import tempfile
 from typing import Any, Iterable
 
 import yaml
@@ -16,8 +13,9 @@ from golden import isa, riscv
 from golden.registers import CONFIG_STATES, CONFIG_WORDS, config_field, fields, thread_config_words
 from golden.riscv import RiscvAction
 from golden.state import COLS, DEST_ROWS, GPRS, L1_SIZE, SEMAPHORES, THREADS
+from golden.yaml_tables import pickled
 
-from .revision import cache_root, sources_hash
+from .revision import sources_hash
 from .case import (MAX_CASE_BYTES, NAME_RE, Case, CaseError, Init, Observe, _Bad, _in_range, _l1_region, _no_overlap,
                    _one_line)
 
@@ -373,23 +371,7 @@ def walk_case(text: str, source: str) -> Case:
 def walked_file(text: str, source: str) -> Case:
     """A case file's parse: the YAML walker's result is kept under $XDG_CACHE_HOME/tensix-diff/cases by the
     text's hash and the parser's revision (tensix_diff.revision), so hand-written corpus files are walked once
-    per revision; a damaged or concurrent cache entry is only ever a miss."""
+    per revision; a damaged cache entry is only ever a miss."""
     key = hashlib.sha256(f"{sources_hash(('case.py', 'case_yaml.py'))}\0{text}".encode()).hexdigest()[:32]
-    path = cache_root() / "cases" / f"{key}.pickle"
-    try:
-        with open(path, "rb") as f:
-            case = pickle.load(f)
-        if isinstance(case, Case):
-            return dataclasses.replace(case, source=source)
-    except (OSError, pickle.PickleError, EOFError, AttributeError, ValueError, IndexError, ImportError, TypeError):
-        pass
-    case = walk_case(text, source)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump(case, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except OSError:
-        pass
-    return case
+    case = pickled("cases", key, lambda: walk_case(text, source))
+    return dataclasses.replace(case, source=source) if isinstance(case, Case) else walk_case(text, source)
