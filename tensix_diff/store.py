@@ -41,8 +41,8 @@ from .result import DEVICE_ERROR, GOLDEN_ERRORS, OK, REFUSED, Result
 
 from .case import NAME_RE, Case, case_hash
 from .store_bundles import (BUNDLE_MAX, BUNDLE_OPEN, BUNDLE_RE, HASH_RE, Line, Members, Places, Scan, Segment,
-                            StoreError, atomic_write, ends_complete, fingerprint, packed, read_index, scan,
-                            write_index)
+                            StaleIndex, StoreError, atomic_write, ends_complete, fingerprint, packed, read_index,
+                            scan, write_index)
 from .store_codec import (PROVENANCE_KEYS, _Bad, _blob_hash, _check_provenance, _dict, _dumps, _need, decode_state,
                           encode_state)
 
@@ -206,17 +206,25 @@ class Store:
         self._places, self._full = None, False
         return self._load()
 
+    def _asked(self, ask):
+        """``ask(places)``, answered by a scan of every bundle when the index holds a row it never writes."""
+        try:
+            return ask(self._index())
+        except StaleIndex:
+            self._rescanned()
+            return ask(self._places)
+
     def devices(self, h: str) -> list[str]:
-        return sorted(self._index().of(h))
+        return sorted(self._asked(lambda p: p.of(h)))
 
     def keys(self) -> list[tuple[str, str]]:
-        return sorted(self._index().all())
+        return sorted(self._asked(Places.all))
 
     def hashes(self) -> list[str]:
-        return sorted({h for h, _ in self._index().all()})
+        return sorted({h for h, _ in self._asked(Places.all)})
 
     def has(self, h: str, device: str | None = None) -> bool:
-        found = self._index().of(h)
+        found = self._asked(lambda p: p.of(h))
         return device in found if device else bool(found)
 
     def path(self, h: str, device: str | None = None) -> Path:
@@ -225,7 +233,7 @@ class Store:
         return self.root / line.bundle if line else self.root
 
     def _choose(self, h: str, device: str | None) -> Line | None:
-        lines = self._index().of(h)
+        lines = self._asked(lambda p: p.of(h))
         if device and device in lines:
             return lines[device]
         found = [d for d in lines if not device or d.split()[0] == device]
@@ -277,7 +285,7 @@ class Store:
         line = self._choose(h, device)
         if line is not None:
             return Lookup("ok", h, self._decode(line, _init_dest(case)), where=str(self.root / line.bundle))
-        old = sorted(self._index().names().get(case.name, set()) - {h})
+        old = sorted(self._asked(Places.names).get(case.name, set()) - {h})
         if old:
             return Lookup("stale", h, None, old[0])
         return Lookup("missing", h)

@@ -41,6 +41,10 @@ class StoreError(ValueError):
     """A corrupt, foreign or unusable recording or bundle: one clear line naming the file."""
 
 
+class StaleIndex(Exception):
+    """An index row that is not one the index writes: the store is scanned instead."""
+
+
 Where = tuple[int, int, int, int]   # member offset, member length (bytes), line start, line length (characters)
 
 
@@ -204,7 +208,10 @@ class Segment:
 
 
 def _where(fields: list[str]) -> Where:
-    a, b, c, d = map(int, fields)
+    try:
+        a, b, c, d = map(int, fields)
+    except ValueError:
+        raise StaleIndex from None
     return a, b, c, d
 
 
@@ -225,6 +232,10 @@ def read_index(root: Path) -> dict[str, Segment]:
             return {}
         rest = rest if rest.endswith("\n") or not rest else rest + "\n"
         k = 0 if rest.startswith("R\t") else rest.find("\nR\t") + 1 or len(rest)
+        for row in rest[:k].split("\n")[:-1]:
+            f = row.split("\t")
+            if not (f[0] == "W" or f[0] == "P" and len(f) == 6 and all(x.isdigit() for x in f[2:])):
+                return {}
         out[name] = Segment(name, fp, rest[:k], rest[k:])
     return out
 
@@ -314,18 +325,21 @@ class Places:
         self.devices.setdefault(line.case_hash, set()).add(line.device)
         if self._names is not None:
             self._names.setdefault(line.case_name, set()).add(line.case_hash)
+
     def of(self, h: str) -> dict[str, Line]:
-        """The current line of each device that recorded case hash ``h``."""
+        """The current line of each device that recorded case hash ``h`` (StaleIndex: a row is not one the
+        index writes)."""
         out: dict[str, Line] = {}
         for bundle, row in self._rows(h):
             f = row.split("\t")
-            if len(f) == 8 and f[1] == h:
-                prev = out.get(f[2])
-                if prev is None or self.order[bundle] >= self.order[prev.bundle]:
-                    line = self._read.get((bundle, row))
-                    if line is None:
-                        line = self._read[(bundle, row)] = Line(h, f[2], f[3], None, bundle, _where(f[4:8]))
-                    out[f[2]] = line
+            if len(f) != 8 or f[1] != h or not HASH_RE.match(h) or not f[2] or not NAME_RE.match(f[3]):
+                raise StaleIndex
+            prev = out.get(f[2])
+            if prev is None or self.order[bundle] >= self.order[prev.bundle]:
+                line = self._read.get((bundle, row))
+                if line is None:
+                    line = self._read[(bundle, row)] = Line(h, f[2], f[3], None, bundle, _where(f[4:8]))
+                out[f[2]] = line
         for d in self.devices.get(h, ()):
             line, prev = self.lines[(h, d)], out.get(d)
             if prev is None or self.order[line.bundle] >= self.order[prev.bundle]:

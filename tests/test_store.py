@@ -315,6 +315,10 @@ def test_a_bundle_that_changed_under_the_index_is_scanned_again(tmp_path):
     assert [Store(tmp_path).lookup(c).recording for c in cases] == [Store(tmp_path).lookup(c).recording for c in cases]
     index.write_text("not an index")
     assert Store(tmp_path).lookup(late).status == "ok"
+    Store(tmp_path).keys()
+    for old, new in (("ttsim 1.10.0\tlate\t", "ttsim 1.10.0\tlate\tx"), ("\nP\t", "\nP\tx\t")):
+        index.write_text(index.read_text().replace(old, new))          # rows the index never writes
+        assert Store(tmp_path).lookup(late).status == "ok" and len(Store(tmp_path).keys()) == 4
 
 
 def test_damage_inside_an_indexed_member_is_one_clear_error(tmp_path):
