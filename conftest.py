@@ -251,6 +251,32 @@ class TensixDiffPlugin:
                 w(f"known-divergence entry {k.id} explained no difference in this run")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """How a run spreads over cores (pytest-xdist): the whole suite, or any directory of tests, on one worker
+    per logical core (``--dist worksteal``) unless -n, --dist or --tx is given; named test files or ids stay in
+    one process. Never by default under --backend=hw (a card is one device, and a simulator run keeps one
+    simulator); -n with --backend=hw on a card is refused."""
+    if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
+        return
+    given = config.option.numprocesses is not None or config.option.dist != "no" or config.option.tx
+    if config.getoption("backend") == "hw":
+        if given and config.option.numprocesses != 0 and not config.getoption("simulator"):
+            raise pytest.UsageError("-n/--dist with --backend=hw on a card: one card is one device, so its cases"
+                                    " run in one process (drop -n, or use --simulator=PATH)")
+        return
+    if given or config.option.usepdb or config.option.collectonly:
+        return
+    if not all(Path(str(a).split("::")[0]).is_dir() for a in config.args):
+        return
+    config.option.numprocesses = "logical"
+    workers = config.hook.pytest_xdist_auto_num_workers(config=config)
+    if workers > 1:
+        config.option.numprocesses, config.option.dist = workers, "worksteal"
+    else:
+        config.option.numprocesses = None
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "hw: needs a card or simulator (runs only with --backend=hw)")
     config.addinivalue_line("markers", "selftest: the hw self-check of tensix-diff selftest (pytest -m selftest"

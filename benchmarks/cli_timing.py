@@ -25,12 +25,29 @@ def user_env() -> tuple[dict[str, str], str]:
     return env, ""
 
 
-def walls(cmd: list[str], runs: int, env: dict[str, str]) -> list[float]:
+def walls(cmd: list[str], runs: int, env: dict[str, str], cwd: str | None = None) -> list[float]:
     """Seconds per run of ``cmd`` (after one untimed run that writes the bytecode)."""
-    subprocess.run(cmd, check=True, capture_output=True, env=env)
+    subprocess.run(cmd, check=True, capture_output=True, env=env, cwd=cwd)
     out = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, capture_output=True, env=env)
+        subprocess.run(cmd, check=True, capture_output=True, env=env, cwd=cwd)
         out.append(time.perf_counter() - t0)
     return out
+
+
+def timed(cmd: list[str], env: dict[str, str], cwd: str | None = None) -> tuple[float, float, int, str]:
+    """(wall seconds, CPU seconds of the command and its children, exit status, stdout + stderr) of one run."""
+    before = os.times()
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
+    wall = time.perf_counter() - t0
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return wall, cpu, p.returncode, p.stdout + p.stderr
+
+
+def load_note() -> str:
+    """The machine's load averages and cores, printed beside wall times (a shared machine inflates them)."""
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.1f} (1 min) {five:.1f} (5 min) on {os.cpu_count()} cores"

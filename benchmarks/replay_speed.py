@@ -1,18 +1,17 @@
-"""Replay speed: median time to replay one 64-instruction case, and the whole test suite's time.
+"""Replay speed: median time to replay one 64-instruction case (the whole suite: benchmarks/suite_time.py).
 
 "Replay" = run the case on golden and compare golden's state with the case's recording (the target is at most
 1 ms median). Also printed: the same with the recording read from disk, and the parts on their own. The
 recording here is synthetic (golden's own state, filed under a made-up device name in a scratch store):
 it measures the machinery, it is evidence of nothing.
 
-    python benchmarks/replay_speed.py [--runs N] [--no-suite]
+    python benchmarks/replay_speed.py [--runs N]
 """
 from __future__ import annotations
 
 import argparse
 import copy
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,7 +25,6 @@ from tensix_diff.case import Case, Init, validate_shape
 from tensix_diff.compare import compare
 from tensix_diff.store import Recording, Store
 
-ROOT = Path(__file__).resolve().parents[1]
 BODY = [
     "SETRWC bitmask=15 rwc_a={i3} rwc_b=1 rwc_d={i}",
     "INCRWC rwc_a=1 rwc_b=2 rwc_d=3",
@@ -65,7 +63,6 @@ def median_us(fn, runs: int) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=1000)
-    ap.add_argument("--no-suite", action="store_true", help="skip timing the whole test suite")
     args = ap.parse_args()
 
     case = case_64()
@@ -77,7 +74,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as d:
         store = Store(d)
         path = store.put(Recording.from_result(case, Result("ok", copy.deepcopy(g.state), provenance={
-            "device": "benchmark-synthetic", "exalens": None, "umd": None, "core": None})))
+            "device": "benchmark-synthetic", "platform": "ttsim", "exalens": None, "umd": None,
+            "core": None})))
         replay = ReplayBackend(store=store)
         recorded = replay.run(case).state
 
@@ -98,15 +96,6 @@ def main() -> int:
               f"{median_us(lambda: compare(g.state, recorded), r):7.1f} us")
         print(f"  read + check one recording from disk:                   median "
               f"{median_us(lambda: replay.run(case), r):7.1f} us")
-    if not args.no_suite:
-        t = time.perf_counter()
-        p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=ROOT,
-                           capture_output=True, text=True)
-        tail = (p.stdout.strip().splitlines() or ["(no output)"])[-1]
-        summary = [ln for ln in p.stdout.splitlines() if ln.startswith("tensix-diff (")]
-        print(f"whole suite (pytest -q, replay backend): {time.perf_counter() - t:.1f} s wall; {tail}")
-        if summary:
-            print(f"  {summary[0]}")
     return 0
 
 

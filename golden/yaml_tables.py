@@ -8,7 +8,7 @@ import os
 import pickle
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 
 def parse(text: str) -> Any:
@@ -17,19 +17,19 @@ def parse(text: str) -> Any:
 
 
 def _cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tensix-diff" / "tables"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tensix-diff"
 
 
-def load(path: Path) -> Any:
-    """The parsed YAML file at ``path`` (a project table: trusted content, cached by its hash)."""
-    data = Path(path).read_bytes()
-    cache = _cache_dir() / f"{hashlib.sha256(data).hexdigest()[:32]}.pickle"
+def pickled(kind: str, key: str, make: Callable[[], Any]) -> Any:
+    """``make()``, kept as ~/.cache/tensix-diff/KIND/KEY.pickle for the next call with that key (the caller's
+    key names everything the value depends on); a damaged or concurrent cache entry is only ever a miss."""
+    cache = _cache_dir() / kind / f"{key}.pickle"
     try:
         with open(cache, "rb") as f:
             return pickle.load(f)
     except (OSError, pickle.PickleError, EOFError, AttributeError, ValueError, IndexError, ImportError):
         pass
-    value = parse(data.decode("utf-8"))
+    value = make()
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=cache.parent, suffix=".tmp")
@@ -39,3 +39,9 @@ def load(path: Path) -> Any:
     except OSError:
         pass
     return value
+
+
+def load(path: Path) -> Any:
+    """The parsed YAML file at ``path`` (a project table: trusted content, cached by its hash)."""
+    data = Path(path).read_bytes()
+    return pickled("tables", hashlib.sha256(data).hexdigest()[:32], lambda: parse(data.decode("utf-8")))

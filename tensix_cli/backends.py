@@ -83,9 +83,10 @@ def run_case(backend, case):
         return Result(DEVICE_ERROR, message=f"{type(e).__name__}: {e}")
 
 
-def judge_case(reference, test, case, names: tuple[str, str]):
+def judge_case(reference, test, case, names: tuple[str, str], **how):
     """Run a case on both backends and assess the pair (tensix_diff.assess: registry, expected refusals,
-    observed effects); returns (verdict, the reference's Result, the tested backend's Result)."""
+    observed effects; ``how``: assess's keyword options); returns (verdict, the reference's Result, the tested
+    backend's Result)."""
     from tensix_diff.assess import assess
     expected, actual = run_case(reference, case), run_case(test, case)
-    return assess(case, expected, actual, names, names[1]), expected, actual
+    return assess(case, expected, actual, names, names[1], **how), expected, actual

@@ -24,6 +24,7 @@ from tensix_diff.assess import assess
 from tensix_diff.case import Case, case_hash
 from tensix_diff.compare import DIVERGED, MATCHED
 from tensix_diff.effects import Effects, observed_effects
+from tensix_diff.result_cache import ResultCache
 from tensix_diff import report_html as H
 
 from .progress import Progress, pooled
@@ -356,25 +357,12 @@ def _effects(work) -> Effects:
     return observed_effects(case, device_state, golden_state)
 
 
-class _EffectsCache:
+class _EffectsCache(ResultCache):
     """Observed instructions per case and device mask (the keys of the recorded state), valid for one
-    revision of golden and of the accounting (a hash of their sources)."""
+    revision of golden and of the accounting."""
 
     def __init__(self):
-        import hashlib
-        import os
-        h = hashlib.sha256()
-        sources = [p for p in (ROOT / "golden").rglob("*") if p.suffix in (".py", ".yaml")]
-        sources += [ROOT / "tensix_diff" / n for n in ("effects.py", "golden_run.py", "case.py")]
-        for p in sorted(sources):
-            h.update(p.read_bytes())
-        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tensix-diff" / "effects"
-        self.path = root / f"{h.hexdigest()[:16]}.json"
-        try:
-            self.data = json.loads(self.path.read_text())
-        except (OSError, ValueError):
-            self.data = {}
-        self.dirty = False
+        super().__init__("effects", ("effects.py", "golden_run.py", "case.py"))
 
     @staticmethod
     def key_of(case: Case, shape: dict) -> str:
@@ -382,26 +370,14 @@ class _EffectsCache:
         return case_hash(case) + ":" + hashlib.sha256(json.dumps(shape).encode()).hexdigest()[:16]
 
     def put_key(self, key: str, eff: Effects) -> None:
-        self.data[key] = {k: [list(x) for x in getattr(eff, k)] for k in ("observed", "issued", "expanded")}
-        self.data[key]["total"] = eff.total
-        self.dirty = True
+        value = {k: [list(x) for x in getattr(eff, k)] for k in ("observed", "issued", "expanded")}
+        self.put(key, {**value, "total": eff.total})
 
     def get_key(self, key: str) -> Effects | None:
-        got = self.data.get(key)
+        got = self.get(key)
         if not isinstance(got, dict):
             return None
         return Effects(got["total"], *(tuple(tuple(x) for x in got[k]) for k in ("observed", "issued", "expanded")))
-
-    def save(self) -> None:
-        if not self.dirty:
-            return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(f".{__import__('os').getpid()}.tmp")
-            tmp.write_text(json.dumps(self.data))
-            tmp.replace(self.path)
-        except OSError:
-            pass      # a cache that cannot be written only costs time
 
 
 def _stateless(r: Result) -> Result:

@@ -44,6 +44,9 @@ def add_parser(sub) -> None:
     p.add_argument("--limit", type=int, default=20, metavar="N", help="differences listed per divergent case")
     p.add_argument("-q", "--quiet", action="store_true", help="only problems (diverged, device-failed, missing,"
                    " stale), one line each, and the summary")
+    p.add_argument("--effects", action="store_true",
+                   help="each matched case's line also counts the instructions whose effect was observed (golden"
+                        " ablation: one golden run per instruction)")
     add_hw_arguments(p)
     p.set_defaults(func=run)
 
@@ -129,6 +132,8 @@ def run(args) -> int:
     test = open_backend(args.backend, recordings=args.recordings, hw=hw_opts(args), device=args.device)
     ref = None if solo else open_backend(args.against, recordings=args.recordings, hw=hw_opts(args),
                                          device=args.device)
+    from tensix_diff.result_cache import RaceCache
+    races = RaceCache()                             # a multi-thread case's schedules, tried once per golden revision
     outcomes: Counter = Counter()
     whys: Counter = Counter()
     devices: Counter = Counter()
@@ -143,7 +148,7 @@ def run(args) -> int:
             expected, actual = None, run_case(test, case)
             verdict = _solo_verdict(actual)
         else:
-            verdict, expected, actual = judge_case(ref, test, case, (args.against, args.backend))
+            verdict, expected, actual = judge_case(ref, test, case, (args.against, args.backend), race_of=races.check)
         replayed = actual if args.backend == "replay" else expected if args.against == "replay" else None
         if replayed is not None and replayed.provenance.get("device") not in (None, "replay"):
             devices[replayed.provenance["device"]] += 1
@@ -165,7 +170,7 @@ def run(args) -> int:
         if not args.quiet or verdict.outcome in PROBLEMS:
             full = verdict.comparison is not None and verdict.outcome in (DIVERGED, KNOWN) and not args.quiet
             body = verdict.report(args.limit, unobserved=False).splitlines() if full else [verdict.message]
-            if verdict.outcome == MATCHED and verdict.comparison is not None:
+            if verdict.outcome == MATCHED and verdict.comparison is not None and args.effects:
                 from tensix_diff.effects import observed_effects
                 eff = observed_effects(case, actual.state if actual.state is not None else verdict.comparison.regions,
                                        expansions=False)
@@ -175,6 +180,7 @@ def run(args) -> int:
             for line in body[1:] + ([verdict.message] if verdict.outcome == KNOWN and full else []):
                 print(f"    {line}")
     progress.close()
+    races.save()
     for line in stale:
         print(line)
     pair = args.backend if solo else f"{args.backend} vs {args.against}"

@@ -78,9 +78,9 @@ def stats(store: Store) -> int:
 
 
 def verify(store: Store) -> int:
+    store._load()              # noqa: SLF001 (every bundle read and checked whole: StoreError on any damage)
     problems = list(store.warnings)
-    keys = store.keys()        # reads every bundle: StoreError on any damage
-    problems += store.warnings[len(problems):]
+    keys = store.keys()
     for p, text in store._blobs.items():      # noqa: SLF001 (the store's own blob table)
         if _blob_hash(json.loads(text)) != p:
             problems.append(f"blob {p}: its hash does not match its content")

@@ -63,13 +63,15 @@ def refusals() -> tuple[ExpectedRefusal, ...]:
 
 
 def assess(case: Case, expected: Result, actual: Result, names: tuple[str, str] = ("golden", "device"),
-           backend: str | None = None, *, known=None, expected_refusals=None, effects: bool = True) -> Verdict:
-    """Judge ``actual`` against ``expected`` (one of them is usually golden, named so in ``names``)."""
+           backend: str | None = None, *, known=None, expected_refusals=None, effects: bool = True,
+           race_of=race_check) -> Verdict:
+    """Judge ``actual`` against ``expected`` (one of them is usually golden, named so in ``names``);
+    ``race_of``: tensix_diff.race.check, or a cache of it (tensix_diff.result_cache.RaceCache.check)."""
     known = registry() if known is None else known
     expected_refusals = refusals() if expected_refusals is None else expected_refusals
     pinned = ""
     if len(threads_in_use(case)) > 1:
-        race = race_check(case)
+        race = race_of(case)
         if race.racy and PINNED not in case.tags:
             return Verdict(UNCOMPARED, race.text().replace("\n", ";"), None, (expected.status, actual.status),
                            why=RACY)

@@ -47,9 +47,8 @@ def write_bundle(path: str | Path, cases: Iterable[Case]) -> int:
 MAX_BUNDLE_INFLATE = 256 << 20     # a bundle of 1,200 cases inflates to a few MB
 
 
-def load_bundle(path: str | Path) -> list[Case]:
-    """The cases of a bundle; CaseError (one line) for a file that is not one, or inflates too far."""
-    p = Path(path)
+def _text(p: Path) -> str:
+    """A bundle's text; CaseError (one line) for a file that is not one, or inflates too far."""
     try:
         if not p.is_file():
             raise CaseError(f"{p}: no such case bundle (or not a regular file)")
@@ -60,6 +59,18 @@ def load_bundle(path: str | Path) -> list[Case]:
         text = data.decode()
     except (OSError, zlib.error, UnicodeDecodeError) as e:
         raise CaseError(f"{p}: corrupt case bundle: {type(e).__name__}") from None
+    return text
+
+
+def count_cases(path: str | Path) -> int:
+    """How many cases a bundle holds (its non-empty lines), without parsing them."""
+    return sum(1 for line in _text(Path(path)).splitlines() if line)
+
+
+def load_bundle(path: str | Path) -> list[Case]:
+    """The cases of a bundle; CaseError (one line) for a file that is not one, or inflates too far."""
+    p = Path(path)
+    text = _text(p)
     out = []
     for i, line in enumerate(text.splitlines()):
         if line:

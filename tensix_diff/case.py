@@ -397,6 +397,7 @@ def _walk_case(text: str, source: str) -> Case:
     return walk_case(text, source)
 
 
+
 def load_case(path: str | Path) -> Case:
     p = Path(path)
     try:
@@ -416,7 +417,10 @@ def load_case(path: str | Path) -> Case:
         raise CaseError(f"{p}: not UTF-8 text (byte {e.start})") from None
     except OSError as e:
         raise CaseError(f"{p}: cannot read: {e.strerror}") from None
-    return parse_case(text, str(p))
+    if len(text) <= MAX_CASE_BYTES and (case := _fast_case(text, str(p))) is not None:
+        return case
+    from .case_yaml import walked_file     # the walker, its parses of files cached
+    return walked_file(text, str(p))
 
 
 def case_files(paths: Iterable[str | Path]) -> list[Path]:

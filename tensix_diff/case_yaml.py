@@ -2,6 +2,8 @@
 reads dump_case's layout itself and comes here for anything else, so a run of such files never imports yaml)."""
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import re
 from typing import Any, Iterable
 
@@ -11,7 +13,9 @@ from golden import isa, riscv
 from golden.registers import CONFIG_STATES, CONFIG_WORDS, config_field, fields, thread_config_words
 from golden.riscv import RiscvAction
 from golden.state import COLS, DEST_ROWS, GPRS, L1_SIZE, SEMAPHORES, THREADS
+from golden.yaml_tables import pickled
 
+from .revision import sources_hash
 from .case import (MAX_CASE_BYTES, NAME_RE, Case, CaseError, Init, Observe, _Bad, _in_range, _l1_region, _no_overlap,
                    _one_line)
 
@@ -364,3 +368,10 @@ def walk_case(text: str, source: str) -> Case:
         raise CaseError(f"{source}: invalid case: structure nested too deeply") from None
 
 
+def walked_file(text: str, source: str) -> Case:
+    """A case file's parse: the YAML walker's result is kept under $XDG_CACHE_HOME/tensix-diff/cases by the
+    text's hash and the parser's revision (tensix_diff.revision), so hand-written corpus files are walked once
+    per revision; a damaged cache entry is only ever a miss."""
+    key = hashlib.sha256(f"{sources_hash(('case.py', 'case_yaml.py'))}\0{text}".encode()).hexdigest()[:32]
+    case = pickled("cases", key, lambda: walk_case(text, source))
+    return dataclasses.replace(case, source=source) if isinstance(case, Case) else walk_case(text, source)

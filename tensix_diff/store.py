@@ -17,51 +17,41 @@ leaves at most a torn last member, which readers skip with a warning and ``store
 lines win (``--mode all`` re-records); ``pack`` rewrites bundles without superseded lines. Two different
 recordings of one case on one device met in ``merge`` are reported as nondeterminism, never chosen.
 Recordings made by golden are refused: golden cannot be evidence about the device.
+
+A lookup reads one member, found through ``.index.gz`` (tensix_diff.store_bundles: per bundle, where each
+recording is, valid while the bundle's fingerprint holds; rebuilt from a checked scan of any bundle that
+changed). ``verify``, ``stats``, merges, gc and writes read every bundle whole.
 """
 from __future__ import annotations
 
 import datetime as _dt
 import fcntl
 import gzip
-import hashlib
 import json
 import os
 import re
-import struct
 import subprocess
 import sys
-import tempfile
-import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Iterator
 
-from golden.registers import CONFIG_STATES, CONFIG_WORDS
-from golden.state import ADC_UNITS, COLS, DEST_ROWS, GPRS, THREADS, AdcChannel, Rwc
 from .result import DEVICE_ERROR, GOLDEN_ERRORS, OK, REFUSED, Result
 
 from .case import NAME_RE, Case, case_hash
+from .store_bundles import (BUNDLE_MAX, BUNDLE_OPEN, BUNDLE_RE, HASH_RE, Line, Members, Places, Scan, Segment,
+                            StaleIndex, StoreError, atomic_write, ends_complete, fingerprint, packed, read_index,
+                            scan, write_index)
+from .store_codec import (PROVENANCE_KEYS, _Bad, _blob_hash, _check_provenance, _dict, _dumps, _need, decode_state,
+                          encode_state)
 
 FORMAT = 2
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ENV_ROOT = "TENSIX_DIFF_RECORDINGS"
 RECORD_MODES = ("none", "new", "all")
 RECORDED_STATUSES = (OK, REFUSED) + GOLDEN_ERRORS   # never a transient device-error
-PROVENANCE_KEYS = ("device", "exalens", "umd", "core", "harness", "date", "observable")
 PER_RECORDING = ("date", "cycles", "observable", "refused_by", "isolation")   # provenance kept in each recording
-HASH_RE = re.compile(r"^[0-9a-f]{64}$")
-BUNDLE_RE = re.compile(r"^b(\d{4,})\.jsonl\.gz$")
-BUNDLE_MAX = 2 << 20            # no bundle exceeds 2 MiB (small files: cheap to append, to diff and to clone)
-BUNDLE_OPEN = BUNDLE_MAX - (256 << 10)   # appends go to the newest bundle until it reaches this
-MAX_BUNDLE_READ = 16 << 20      # what a reader accepts (bundles written before the 2 MiB limit were up to 8 MiB)
-MAX_LINE = 1 << 20              # a recording line is a few KiB; anything this large is not one
-MAX_INFLATE = 64 << 20          # a bundle never inflates past this (a gzip bomb is refused)
-
-
-class StoreError(ValueError):
-    """A corrupt, foreign or unusable recording or bundle: one clear line naming the file."""
 
 
 def default_root() -> Path:
@@ -127,253 +117,6 @@ class Recording:
                       unobservable=list(self.unobservable))
 
 
-# --- encoding: the contract state <-> a compact JSON form, checked both ways --------------------------
-
-class _Bad(Exception):
-    pass
-
-
-def _need(cond: bool, what: str) -> None:
-    if not cond:
-        raise _Bad(what)
-
-
-def _int(v: Any, hi: int, what: str) -> int:
-    _need(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= hi, f"{what} is not an integer in 0..{hi:#x}")
-    return v
-
-
-def _ints(vals: list, hi: int, what: str) -> list:
-    """All of vals are integers in 0..hi (checked in bulk; the culprit is named on failure)."""
-    if all(type(x) is int for x in vals) and (not vals or (min(vals) >= 0 and max(vals) <= hi)):
-        return vals
-    for i, x in enumerate(vals):
-        _int(x, hi, f"{what}[{i}]")
-    return vals
-
-
-def _dict(v: Any, what: str) -> dict:
-    _need(isinstance(v, dict), f"{what} is not a mapping")
-    return v
-
-
-def _index(k: Any, n: int, what: str) -> int:
-    _need(isinstance(k, str) and k.isdigit() and int(k) < n, f"{what} key {k!r} is not in 0..{n - 1}")
-    return int(k)
-
-
-def _fields(d: Any, names: tuple[str, ...], hi: int, what: str) -> dict:
-    d = _dict(d, what)
-    if d.keys() - set(names):
-        raise _Bad(f"{what} has unknown fields {sorted(set(d) - set(names))}")
-    if not all(type(x) is int and 0 <= x <= hi for x in d.values()):
-        for k, x in d.items():
-            _int(x, hi, f"{what} {k}")
-    return d
-
-
-def _hexbytes(v: Any, what: str, size: int | None = None) -> bytes:
-    _need(isinstance(v, str), f"{what} is not a hex string")
-    try:
-        b = bytes.fromhex(v)
-    except ValueError:
-        raise _Bad(f"{what} is not a hex string") from None
-    _need(size is None or len(b) == size, f"{what} holds {len(b)} bytes, not {size}")
-    return b
-
-
-def _rwc(v: Any) -> dict:
-    return {str(_index(t, THREADS, "rwc")): _fields(f, Rwc.FIELDS, 0xFFFFFFFF, f"rwc {t}")
-            for t, f in _dict(v, "rwc").items()}
-
-
-def _adc(v: Any) -> dict:
-    out = {}
-    for t, units in _dict(v, "adc").items():
-        _index(t, THREADS, "adc")
-        out[t] = {}
-        for u, chans in _dict(units, f"adc {t}").items():
-            _need(u in ADC_UNITS, f"adc {t} unit {u!r} is unknown")
-            out[t][u] = {str(_index(c, 2, f"adc {t} {u}")): _fields(f, AdcChannel.FIELDS, 0xFFFFFFFF, f"adc {t} {u} {c}")
-                         for c, f in _dict(chans, f"adc {t} {u}").items()}
-    return out
-
-
-def _gpr(v: Any) -> dict:
-    out = {}
-    for t, regs in _dict(v, "gpr").items():
-        _index(t, THREADS, "gpr")
-        _need(isinstance(regs, list) and len(regs) == GPRS, f"gpr {t} is not a list of {GPRS}")
-        out[t] = _ints(regs, 0xFFFFFFFF, f"gpr {t}")
-    return out
-
-
-def _gpr_sparse(v: Any) -> dict:
-    out = {}
-    for t, regs in _dict(v, "gpr").items():
-        _index(t, THREADS, "gpr")
-        full = [0] * GPRS
-        for i, x in _dict(regs, f"gpr {t}").items():
-            full[_index(i, GPRS, f"gpr {t}")] = _int(x, 0xFFFFFFFF, f"gpr {t} {i}")
-        out[t] = full
-    return out
-
-
-def _l1(v: Any) -> dict:
-    out = {}
-    for addr, data in _dict(v, "l1").items():
-        _need(isinstance(addr, str) and re.fullmatch(r"0x[0-9a-f]+", addr) is not None, f"l1 address {addr!r}")
-        _hexbytes(data, f"l1 {addr}")
-        out[addr] = data
-    return out
-
-
-def _config(v: Any) -> dict:
-    return {str(_index(s, CONFIG_STATES, "config")): {
-                str(_index(i, CONFIG_WORDS, f"config {s}")): _int(x, 0xFFFFFFFF, f"config {s} {i}")
-                for i, x in _dict(regs, f"config {s}").items()}
-            for s, regs in _dict(v, "config").items()}
-
-
-_COMMON = {"rwc": _rwc, "adc": _adc, "l1": _l1, "config": _config}
-_ROW = struct.Struct(f">{COLS}H")
-_ROW_BYTES = _ROW.size
-
-
-def encode_state(state: dict, base: dict[int, list[int]]) -> dict:
-    """Contract state -> stored form: Dest as {row: hex} for rows that differ from ``base`` (the case's
-    initial Dest; other rows start at zero), valid bits as a bitmap, GPRs as {index: value} where non-zero."""
-    out: dict[str, Any] = {}
-    for key, value in state.items():
-        if key == "dest":
-            _need(isinstance(value, list) and len(value) == DEST_ROWS, f"dest is not {DEST_ROWS} rows")
-            rows = {}
-            for r, row in enumerate(value):
-                _need(isinstance(row, (list, tuple)) and len(row) == COLS, f"dest row {r} is not {COLS} cells")
-                row = _ints(list(row), 0xFFFF, f"dest row {r}")
-                if row != base.get(r, [0] * COLS):
-                    rows[str(r)] = _ROW.pack(*row).hex()
-            out["dest"] = rows
-        elif key == "dest_valid":
-            _need(isinstance(value, list) and len(value) == DEST_ROWS and all(isinstance(x, bool) for x in value),
-                  f"dest_valid is not {DEST_ROWS} booleans")
-            out["dest_valid"] = int("".join("1" if x else "0" for x in value), 2).to_bytes(DEST_ROWS // 8, "big").hex()
-        elif key == "gpr":
-            out["gpr"] = {t: {str(i): x for i, x in enumerate(regs) if x} for t, regs in _gpr(value).items()}
-        elif key in _COMMON:
-            out[key] = _COMMON[key](value)
-        else:
-            raise _Bad(f"unknown state region {key!r}")
-    return out
-
-
-def decode_state(stored: Any, base: dict[int, list[int]]) -> dict:
-    out: dict[str, Any] = {}
-    for key, value in _dict(stored, "state").items():
-        if key == "dest":
-            dest = [list(base[r]) if r in base else [0] * COLS for r in range(DEST_ROWS)]
-            for r, h in _dict(value, "dest").items():
-                b = _hexbytes(h, f"dest row {r}", _ROW_BYTES)
-                dest[_index(r, DEST_ROWS, "dest")] = list(_ROW.unpack(b))
-            out["dest"] = dest
-        elif key == "dest_valid":
-            bits = int.from_bytes(_hexbytes(value, "dest_valid", DEST_ROWS // 8), "big")
-            if bits in (0, (1 << DEST_ROWS) - 1):
-                out["dest_valid"] = [bits != 0] * DEST_ROWS
-            else:
-                out["dest_valid"] = list(map("1".__eq__, format(bits, f"0{DEST_ROWS}b")))
-        elif key == "gpr":
-            out["gpr"] = _gpr_sparse(value)
-        elif key in _COMMON:
-            out[key] = _COMMON[key](value)
-        else:
-            raise _Bad(f"unknown state region {key!r}")
-    return out
-
-
-def _check_provenance(p: Any) -> dict:
-    p = _dict(p, "provenance")
-    missing = [k for k in PROVENANCE_KEYS if k not in p]
-    _need(not missing, f"provenance lacks {', '.join(missing)}")
-    _need(isinstance(p["device"], str) and p["device"].strip() != "", "provenance names no device")
-    _need(isinstance(p["observable"], list), "provenance observable is not a list")
-    return p
-
-
-def _blob_hash(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
-
-
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
-
-
-# --- bundle files -------------------------------------------------------------------------------------
-
-@dataclass
-class _Line:
-    case_hash: str
-    device: str
-    case_name: str
-    payload: str            # JSON text, parsed on demand
-    bundle: str             # file name, for messages
-
-
-def _members(raw: bytes, where: str, warn: list[str]) -> Iterator[str]:
-    """The text of each gzip member of a bundle; a torn last member is skipped with a warning; any
-    other damage, or inflating past MAX_INFLATE, is a StoreError."""
-    pos, total = 0, 0
-    while pos < len(raw):
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        try:
-            text = d.decompress(raw[pos:], MAX_INFLATE - total + 1)
-        except zlib.error as e:
-            raise StoreError(f"{where}: corrupt bundle: not gzip at byte {pos} ({e})") from None
-        total += len(text)
-        if total > MAX_INFLATE or d.unconsumed_tail:
-            raise StoreError(f"{where}: corrupt bundle: inflates past {MAX_INFLATE >> 20} MiB")
-        if not d.eof:
-            warn.append(f"{where}: torn last member at byte {pos} (a write was cut short); skipped")
-            return
-        try:
-            yield text.decode("utf-8")
-        except UnicodeDecodeError:
-            raise StoreError(f"{where}: corrupt bundle: not UTF-8 text at byte {pos}") from None
-        pos = len(raw) - len(d.unused_data)
-
-
-def _ends_complete(raw: bytes) -> bool:
-    """Whether ``raw`` is a sequence of complete gzip members (nothing torn at its end)."""
-    pos = 0
-    while pos < len(raw):
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        try:
-            while True:       # inflate in bounded steps; only the end of the member matters here
-                d.decompress(raw[pos:] if not d.unconsumed_tail else d.unconsumed_tail, 1 << 22)
-                if d.eof or not d.unconsumed_tail:
-                    break
-        except zlib.error:
-            return False
-        if not d.eof:
-            return False
-        pos = len(raw) - len(d.unused_data)
-    return True
-
-
-def _parse_lines(text: str, where: str) -> Iterator[tuple[str, list[str]]]:
-    for n, line in enumerate(text.split("\n")):
-        if not line:
-            continue
-        if len(line) > MAX_LINE:
-            raise StoreError(f"{where}: corrupt bundle: a line of {len(line)} characters")
-        parts = line.split("\t")
-        if parts[0] == "R" and len(parts) == 5:
-            yield "R", parts[1:]
-        elif parts[0] == "P" and len(parts) == 3:
-            yield "P", parts[1:]
-        else:
-            raise StoreError(f"{where}: corrupt bundle: line {n + 1} is neither a recording nor a blob")
-
 
 @dataclass
 class Lookup:
@@ -387,10 +130,10 @@ class Lookup:
 class Store:
     def __init__(self, root: str | Path | None = None):
         self.root = Path(root) if root is not None else default_root()
-        self._lines: dict[tuple[str, str], _Line] | None = None
-        self._names: dict[str, set[str]] = {}
-        self._devices: dict[str, set[str]] = {}   # case hash -> devices with a recording of it
-        self._blobs: dict[str, str] = {}
+        self._places: Places | None = None
+        self._full = False                  # every bundle scanned: every payload and blob read
+        self._blobs: dict[str, str] = {}    # blob hash -> text, as read
+        self._members = Members(self.root)
         self._good: dict[str, int] = {}     # bundle name -> bytes known to end with a complete member
         self.warnings: list[str] = []
 
@@ -405,61 +148,96 @@ class Store:
             raise StoreError(f"{self.root}: holds recordings in the old one-file-per-case layout: convert them"
                              " once with `tensix-diff store migrate`")
 
-    def _load(self) -> dict[tuple[str, str], _Line]:
-        if self._lines is None:
+    def _load(self) -> dict[tuple[str, str], Line]:
+        """Every bundle read and checked whole (verify, merges, gc and writes need every payload)."""
+        if not self._full:
             self._check_layout()
-            self._lines, self._names, self._blobs, self._devices = {}, {}, {}, {}
-            for p in self.bundles():
-                self._read_bundle(p)
-            for w in self.warnings:
-                print(f"tensix-diff: warning: {w}", file=sys.stderr)
-        return self._lines
+            self._take([scan(p) for p in self.bundles()], index=True)
+            self._full = True
+        return self._places.lines
 
-    def _read_bundle(self, p: Path) -> None:
+    def _index(self) -> Places:
+        """The recordings' places: through the index (store_bundles) for bundles unchanged since it was
+        written, every other bundle scanned (and the index rewritten); payloads are read when asked."""
+        if self._places is None:
+            self._check_layout()
+            known = read_index(self.root) if self.root.is_dir() else {}
+            parts, fresh = [], False
+            for p in self.bundles():
+                s = known.get(p.name)
+                if s is None or s.fingerprint != fingerprint(p):
+                    s, fresh = scan(p), True
+                parts.append(s)
+            self._take(parts, index=fresh or len(known) != len(parts))
+        return self._places
+
+    def _take(self, parts: list[Scan | Segment], index: bool) -> None:
+        self._places = Places(parts)
+        self._blobs = {p: text for p, (text, _, _) in self._places.blobs.items() if text is not None}
+        self._members.clear()
+        self.warnings = list(self._places.warnings)
+        for w in self.warnings:
+            print(f"tensix-diff: warning: {w}", file=sys.stderr)
+        if index and self.root.is_dir():
+            write_index(self.root, parts)
+
+    def _payload(self, line: Line) -> Line:
+        """``line`` with its payload, read through the index; the whole store scanned if the bundle changed
+        under the index (that scan names any damage)."""
+        if line.payload is None:
+            text = self._members.line(line.bundle, line.at)
+            head = f"R\t{line.case_hash}\t{line.device}\t{line.case_name}\t"
+            if text is None or not text.startswith(head):
+                return self._rescanned()[(line.case_hash, line.device)]
+            line.payload = text[len(head):]
+        return line
+
+    def _blob(self, p: str) -> str | None:
+        if p not in self._blobs and p in self._index().blobs:
+            _, bundle, at = self._places.blobs[p]
+            text = self._members.line(bundle, at)
+            if text is None or not text.startswith(f"P\t{p}\t") or text.count("\t") != 2:
+                self._rescanned()
+            else:
+                self._blobs[p] = text.split("\t", 2)[2]
+        return self._blobs.get(p)
+
+    def _rescanned(self) -> dict[tuple[str, str], Line]:
+        self._places, self._full = None, False
+        return self._load()
+
+    def _asked(self, ask):
+        """``ask(places)``, answered by a scan of every bundle when the index holds a row it never writes."""
         try:
-            if p.stat().st_size > MAX_BUNDLE_READ:
-                raise StoreError(f"{p}: corrupt bundle: {p.stat().st_size} bytes is over the bundle size")
-            raw = p.read_bytes()
-        except OSError as e:
-            raise StoreError(f"{p}: cannot read bundle: {e.strerror or e}") from None
-        for text in _members(raw, str(p), self.warnings):
-            for kind, f in _parse_lines(text, str(p)):
-                if kind == "P":
-                    self._blobs[f[0]] = f[1]
-                    continue
-                h, device, name, payload = f
-                if not HASH_RE.match(h) or not device or not NAME_RE.match(name):
-                    raise StoreError(f"{p}: corrupt bundle: a recording line with hash {h[:16]!r},"
-                                     f" device {device[:20]!r}, name {name[:40]!r}")
-                self._lines[(h, device)] = _Line(h, device, name, payload, p.name)
-                self._names.setdefault(name, set()).add(h)
-                self._devices.setdefault(h, set()).add(device)
+            return ask(self._index())
+        except StaleIndex:
+            self._rescanned()
+            return ask(self._places)
 
     def devices(self, h: str) -> list[str]:
-        self._load()
-        return sorted(self._devices.get(h, ()))
+        return sorted(self._asked(lambda p: p.of(h)))
 
     def keys(self) -> list[tuple[str, str]]:
-        return sorted(self._load())
+        return sorted(self._asked(Places.all))
 
     def hashes(self) -> list[str]:
-        return sorted({h for h, _ in self._load()})
+        return sorted({h for h, _ in self._asked(Places.all)})
 
     def has(self, h: str, device: str | None = None) -> bool:
-        lines = self._load()
-        return (h, device) in lines if device else bool(self._devices.get(h))
+        found = self._asked(lambda p: p.of(h))
+        return device in found if device else bool(found)
 
     def path(self, h: str, device: str | None = None) -> Path:
         """The bundle holding the chosen recording of ``h`` (for messages)."""
         line = self._choose(h, device)
         return self.root / line.bundle if line else self.root
 
-    def _choose(self, h: str, device: str | None) -> _Line | None:
-        lines = self._load()
-        if device and (h, device) in lines:
-            return lines[(h, device)]
-        found = [d for d in self._devices.get(h, ()) if not device or d.split()[0] == device]
-        return lines[(h, choose_device(found))] if found else None
+    def _choose(self, h: str, device: str | None) -> Line | None:
+        lines = self._asked(lambda p: p.of(h))
+        if device and device in lines:
+            return lines[device]
+        found = [d for d in lines if not device or d.split()[0] == device]
+        return lines[choose_device(found)] if found else None
 
     def get(self, h: str, device: str | None = None, case: Case | None = None,
             structural: bool = False) -> Recording | None:
@@ -469,15 +247,16 @@ class Store:
         line = self._choose(h, device)
         return None if line is None else self._decode(line, _init_dest(case), structural)
 
-    def _decode(self, line: _Line, base: dict[int, list[int]], structural: bool = False) -> Recording:
+    def _decode(self, line: Line, base: dict[int, list[int]], structural: bool = False) -> Recording:
         where = f"{self.root / line.bundle}"
+        line = self._payload(line)
         try:
             doc = _dict(json.loads(line.payload), "the recording")
             fields = ("status", "message", "p", "prov", "state", "base")
             _need(set(doc) == set(fields), f"fields {sorted(doc)} are not {sorted(fields)}")
             _need(doc["status"] in RECORDED_STATUSES, f"status {doc['status']!r} is not one of {RECORDED_STATUSES}")
             _need(isinstance(doc["message"], str), "message is not text")
-            _need(isinstance(doc["p"], str) and doc["p"] in self._blobs,
+            _need(isinstance(doc["p"], str) and self._blob(doc["p"]) is not None,
                   f"provenance blob {str(doc['p'])[:16]} is not in the store")
             shared = _dict(json.loads(self._blobs[doc["p"]]), "provenance blob")
             unobservable = shared.pop("unobservable", [])
@@ -506,8 +285,7 @@ class Store:
         line = self._choose(h, device)
         if line is not None:
             return Lookup("ok", h, self._decode(line, _init_dest(case)), where=str(self.root / line.bundle))
-        self._load()
-        old = sorted(self._names.get(case.name, set()) - {h})
+        old = sorted(self._asked(Places.names).get(case.name, set()) - {h})
         if old:
             return Lookup("stale", h, None, old[0])
         return Lookup("missing", h)
@@ -550,9 +328,7 @@ class Store:
         if blob:
             self._blobs[p] = blob.split("\t", 2)[2]
         h, device, name, payload = line.split("\t", 4)[1:]
-        lines[(h, device)] = _Line(h, device, name, payload, target.name)
-        self._names.setdefault(name, set()).add(h)
-        self._devices.setdefault(h, set()).add(device)
+        self._places.add(Line(h, device, name, payload, target.name))
         return target
 
     def record(self, case: Case, result: Result, mode: str) -> Path | None:
@@ -585,7 +361,7 @@ class Store:
         if target is not None and target.stat().st_size > self._good.get(target.name, 0):
             with open(target, "rb") as f:       # bytes another writer appended (or tore): check them first
                 f.seek(self._good.get(target.name, 0))
-                if not _ends_complete(f.read()):
+                if not ends_complete(f.read()):
                     target = None               # never append after a torn member; never truncate one
         if target is None:
             n = int(BUNDLE_RE.match(bundles[-1].name).group(1)) + 1 if bundles else 1
@@ -616,14 +392,14 @@ class Store:
                 chunks.append(cur)
             written = []
             for chunk in chunks:
-                for data in _packed(chunk):
+                for data in packed(chunk):
                     p = self.root / f"b{len(written) + 1:04d}.jsonl.gz"
-                    _atomic_write(p, data)
+                    atomic_write(p, data)
                     written.append(p)
             for p in old:
                 if p not in written:
                     p.unlink()
-        self._lines = None
+        self._places, self._full = None, False
 
     def packed_lines(self, keep=lambda line: True) -> list[str]:
         """Every current recording (later lines won) with the blobs it uses, as text for write_bundles;
@@ -646,17 +422,6 @@ def _content(payload: str) -> tuple:
     return doc.get("status"), doc.get("message"), doc.get("p"), _dumps(doc.get("state")), doc.get("base")
 
 
-def _packed(chunk: list[str]) -> list[bytes]:
-    """One gzip member per bundle; a chunk that compresses past BUNDLE_MAX is split in halves."""
-    data = gzip.compress("".join(chunk).encode(), 9, mtime=0)
-    if len(data) <= BUNDLE_MAX:
-        return [data]
-    if len(chunk) == 1:
-        raise StoreError(f"one recording compresses to {len(data)} bytes, over the bundle size {BUNDLE_MAX}")
-    half = len(chunk) // 2
-    return _packed(chunk[:half]) + _packed(chunk[half:])
-
-
 def choose_device(devices: list[str]) -> str:
     """The default device among recordings of one case: silicon if any, else the newest ttsim."""
     def rank(d: str) -> tuple:
@@ -664,21 +429,3 @@ def choose_device(devices: list[str]) -> str:
         nums = tuple(int(x) if x.isdigit() else -1 for x in re.split(r"[.\-+]", version))
         return (kind != "ttsim", nums, d)
     return max(devices, key=rank)
-
-
-def _atomic_write(p: Path, data: bytes) -> None:
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise

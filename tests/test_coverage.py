@@ -214,9 +214,15 @@ def test_a_run_stopped_part_way_keeps_the_effects_it_computed(tmp_path, monkeypa
     assert len(json.loads(saved.read_text())) == 2
 
 
-def test_the_committed_corpus_is_measured_against_all_137_instructions(capsys, monkeypatch, tmp_path):
+def test_curated_cases_are_measured_against_all_137_instructions(capsys, monkeypatch, tmp_path):
+    """The spec and delta cases, a REPLAY kernel and a three-thread tt-llk kernel (MOPs, RISC-V actions),
+    cold cache, on this test's own process: ablating every instruction of all 74 kernels took ~290 CPU-s,
+    which is `tensix-diff coverage`'s job, not the suite's; every curated case is compared by its own test."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert main(["coverage", str(DEFAULT_CORPUS), "--summary"]) == 0
+    kernels = DEFAULT_CORPUS / "kernels"
+    paths = [DEFAULT_CORPUS / "spec", DEFAULT_CORPUS / "deltas", kernels / "matmul-addrmod-replay.yaml",
+             kernels / "kernel-datacopy-bf16.yaml"]
+    assert main(["coverage", *map(str, paths), "--summary", "--jobs", "1"]) == 0
     text = capsys.readouterr().out
     m = re.search(r"(\d+) with an observed effect in a matched case, (\d+) more ran in compared cases \(effect never"
                   r" seen\), (\d+) recorded on a device but not compared, (\d+) ran on golden only, (\d+) never ran", text)

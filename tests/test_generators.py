@@ -338,13 +338,14 @@ def test_format_pairs_are_checked_when_a_profile_loads():
 
 
 def test_fuzz_writes_case_bundles_that_load_back(tmp_path, capsys):
-    from tensix_diff.bundle import load_bundle
+    from tensix_diff.bundle import count_cases, load_bundle
     prefix = tmp_path / "b" / "ttsim-formats-s1"
     assert cli.main(["fuzz", "--profile", "formats", "--count", "3", "--seed", "1", "--no-run", "--bundle",
                      str(prefix), "--report", str(tmp_path / "r.json")]) == 0
     assert "bundle: " in capsys.readouterr().out
     cases = load_bundle(tmp_path / "b" / "ttsim-formats-s1-part01.cases.jsonl.gz")
     assert [c.name for c in cases] == [c.name for _, c in generate(1, 3, load_profile("formats"))]
+    assert count_cases(tmp_path / "b" / "ttsim-formats-s1-part01.cases.jsonl.gz") == 3
 
 
 def test_toward_unseen_draws_only_values_the_corpus_has_not_shown():

@@ -284,6 +284,61 @@ def test_packing_keeps_every_bundle_under_the_size_limit(tmp_path, monkeypatch):
     assert len(Store(tmp_path).keys()) == 12
 
 
+def _recorded(root, n=12) -> list[Case]:
+    store, cases = Store(root), [make_case(f"i{i}", bitmask=i) for i in range(n)]
+    for c in cases:
+        store.record(c, device_result(c), "all")
+    return cases
+
+
+def test_lookups_go_through_the_index_and_agree_with_a_full_scan(tmp_path):
+    cases = _recorded(tmp_path)
+    Store(tmp_path).keys()                                   # scans the bundles, writes the index
+    assert (tmp_path / ".index").is_file() and Store(tmp_path).bundles() == [tmp_path / "b0001.jsonl.gz"]
+    indexed, full = Store(tmp_path), Store(tmp_path)
+    full._load()                                             # noqa: SLF001
+    assert all(line.payload is None for line in indexed._index().of(case_hash(cases[3])).values())  # noqa: SLF001
+    for c in cases:
+        assert indexed.lookup(c).recording == full.lookup(c).recording
+    assert not indexed._full                                 # noqa: SLF001 (no bundle was read whole)
+    assert indexed.lookup(make_case("i3", bitmask=3, rows=2)).status == "stale"
+
+
+def test_a_bundle_that_changed_under_the_index_is_scanned_again(tmp_path):
+    cases = _recorded(tmp_path, 3)
+    Store(tmp_path).keys()
+    late = make_case("late", bitmask=7)
+    Store(tmp_path).record(late, device_result(late), "all")     # appended after the index was written
+    assert Store(tmp_path).lookup(late).status == "ok" and Store(tmp_path).lookup(cases[0]).status == "ok"
+    index = tmp_path / ".index"                               # rows that point at the wrong members
+    index.write_text(index.read_text().replace("\t0\t", "\t1\t"))
+    assert [Store(tmp_path).lookup(c).recording for c in cases] == [Store(tmp_path).lookup(c).recording for c in cases]
+    index.write_text("not an index")
+    assert Store(tmp_path).lookup(late).status == "ok"
+    Store(tmp_path).keys()
+    for old, new in (("ttsim 1.10.0\tlate\t", "ttsim 1.10.0\tlate\tx"), ("\nP\t", "\nP\tx\t")):
+        index.write_text(index.read_text().replace(old, new))          # rows the index never writes
+        assert Store(tmp_path).lookup(late).status == "ok" and len(Store(tmp_path).keys()) == 4
+
+
+def test_damage_inside_an_indexed_member_is_one_clear_error(tmp_path):
+    cases = _recorded(tmp_path)
+    store = Store(tmp_path)
+    line = store._index().of(case_hash(cases[0]))["ttsim 1.10.0"]    # noqa: SLF001
+    p, (pos, length, _, _) = tmp_path / line.bundle, line.at
+    st = os.stat(p)
+    assert st.st_size - (pos + length) > 4096                # outside the tail the fingerprint hashes
+    with open(p, "r+b") as f:                                # the member's CRC, changed in place
+        f.seek(pos + length - 8)
+        crc = f.read(1)
+        f.seek(pos + length - 8)
+        f.write(bytes([crc[0] ^ 1]))
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    with pytest.raises(StoreError) as e:
+        Store(tmp_path).lookup(cases[0])
+    assert str(e.value).startswith(f"{p}: corrupt bundle") and "\n" not in str(e.value)
+
+
 # --- 1,000 mutated bundles through the loader: a Recording or one StoreError line, nothing else --------
 
 def _valid_bundle() -> bytes:

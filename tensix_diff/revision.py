@@ -1,0 +1,24 @@
+"""Where results derived from the project's sources are cached, and the source revision they hold for."""
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tensix-diff"
+
+
+@cache
+def sources_hash(modules: tuple[str, ...]) -> str:
+    """A hash of golden's sources (Python and YAML) and of tensix_diff's ``modules``."""
+    h = hashlib.sha256()
+    sources = [p for p in (ROOT / "golden").rglob("*") if p.suffix in (".py", ".yaml")]
+    sources += [ROOT / "tensix_diff" / n for n in modules]
+    for p in sorted(sources):
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
