@@ -41,7 +41,7 @@ def hw(request):
     if not sim:
         pytest.skip("needs a Blackhole libttsim.so: pytest --backend=hw --simulator=PATH")
     from hwbridge.hw.backend import HwBackend
-    with HwBackend(simulator=sim) as backend:
+    with HwBackend(simulator=sim, isolation=request.config.getoption("isolation", None)) as backend:
         yield backend
 
 
