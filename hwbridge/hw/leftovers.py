@@ -35,7 +35,7 @@ from golden.errors import GoldenError, Hang
 from golden.ops.sync import C_SRCA_CLEARED, C_SRCA_VALID, C_SRCB_CLEARED, C_SRCB_VALID, unmet
 from golden.riscv import RiscvAction
 from golden.state import THREADS
-from tensix_diff.case import Case
+from tensix_diff.case import Case, case_hash
 from tensix_diff.golden_run import apply_init
 
 from . import l1_map as M
@@ -240,9 +240,9 @@ def _replay(m: Watched, case: Case, plat: Platform) -> Iterator[Found]:
     for t, fe in enumerate(m.s.frontend):
         loaded = sum(e is not None for e in fe.replay)
         if fe.load_left:
-            yield Found("replay", f"thread {t} replay load pending ({fe.load_left} entries)", "the reset prologue")
+            yield Found("replay", f"thread {t} replay load pending (entries to come: {fe.load_left})", "the reset prologue")
         elif loaded:
-            yield Found("replay", f"thread {t} replay buffer loaded ({loaded} entries)", "the reset prologue")
+            yield Found("replay", f"thread {t} replay buffer loaded (entries: {loaded})", "the reset prologue")
 
 
 @kind("mop-mask", "WormholeB0 MOPExpander.md / MOP_CFG.md: the mask's top half; the prologue's MOP_CFG 0 clears it")
@@ -327,6 +327,7 @@ class Plan:
 
 
 NOTHING = Plan("not run")
+_PLANS: dict[tuple[str, str], Plan] = {}      # (case hash, platform) -> plan: a case re-run is not re-predicted
 
 
 def find_all(m: Watched, case: Case, plat: Platform) -> list[Found]:
@@ -340,6 +341,15 @@ def plan(case: Case, plat: Platform) -> Plan:
     flagged = scan(case)
     if not flagged:
         return NOTHING
+    key = (case_hash(case), plat.name)
+    if key not in _PLANS:
+        if len(_PLANS) >= 4096:
+            _PLANS.clear()
+        _PLANS[key] = _predict(case, plat, flagged)
+    return _PLANS[key]
+
+
+def _predict(case: Case, plat: Platform, flagged: set[str]) -> Plan:
     m = Watched()
     apply_init(m.s, case)
     try:
