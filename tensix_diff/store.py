@@ -50,7 +50,8 @@ ENV_ROOT = "TENSIX_DIFF_RECORDINGS"
 RECORD_MODES = ("none", "new", "all")
 RECORDED_STATUSES = (OK, REFUSED) + GOLDEN_ERRORS   # never a transient device-error
 PROVENANCE_KEYS = ("device", "exalens", "umd", "core", "harness", "date", "observable")
-PER_RECORDING = ("date", "cycles", "observable", "refused_by", "isolation")   # provenance kept in each recording
+# provenance kept in each recording (the rest is shared by the recordings of one run)
+PER_RECORDING = ("date", "cycles", "observable", "refused_by", "isolation", "leftovers", "cleanups")
 HASH_RE = re.compile(r"^[0-9a-f]{64}$")
 BUNDLE_RE = re.compile(r"^b(\d{4,})\.jsonl\.gz$")
 BUNDLE_MAX = 2 << 20            # no bundle exceeds 2 MiB (small files: cheap to append, to diff and to clone)
