@@ -103,8 +103,8 @@ def _w(name: str, **fields: int) -> int:
     return isa.encode(name, fields)
 
 
-def _other_thread(m: Watched, busy: int) -> int:
-    """A thread other than ``busy`` whose Wait Gate holds nothing, else the next one."""
+def _free_thread(m: Watched, busy: int | None = None) -> int:
+    """The first thread (other than ``busy``) whose Wait Gate holds nothing, else the first other one."""
     others = [u for u in range(THREADS) if u != busy]
     return next((u for u in others if m.s.wait_gate[u] is None), others[0])
 
@@ -129,7 +129,7 @@ def _flag_stack_blind(case: Case, plat: Platform) -> Found | None:
 def _flag_stack(m: Watched, case: Case, plat: Platform) -> Iterator[Found]:
     depth = len(m.s.sfpu.cc_stack)
     if depth:
-        t = _other_thread(m, -1)
+        t = _free_thread(m)
         yield Found("sfpu-flag-stack", f"SFPU flag stack depth {depth}", f"SFPPOPC x{depth} from thread {t}",
                     [Step(t, _w("SFPPOPC"))] * depth)
 
@@ -170,7 +170,7 @@ def _satisfy(m: Watched, t: int) -> list[Step]:
                 steps.append(Step(t, action=RiscvAction("sem_post", (i,))))
             elif w.semaphore_conditions & 2 and sem.value >= sem.max and sem.value:
                 steps.append(Step(t, action=RiscvAction("sem_get", (i,))))
-    u = _other_thread(m, t)
+    u = _free_thread(m, t)
     handover = {C_SRCA_VALID: _w("UNPACR_NOP", unpacker_select=0, set_dvalid=1, unpack_pop=1),
                 C_SRCB_VALID: _w("UNPACR_NOP", unpacker_select=1, set_dvalid=1, unpack_pop=1),
                 C_SRCA_CLEARED: _w("SETRWC", clear_ab_vld=1, bitmask=0),
