@@ -4,10 +4,10 @@
                                       [--isolation card|replace]
 
 Runs a derandomized fuzz campaign (every case: load, prologue, run, collect, read back, decode; a worker
-restart after every simulator refusal, or hang under replace isolation) and prints cases/s, the outcome mix, simulated cycles
-per case, restarts, and a per-phase breakdown measured in one worker (build, device writes, the read-back
-of those writes before the release, clocking, read-back of the results, decode). Numbers only; nothing is
-asserted.
+restart after every simulator refusal, or hang under replace isolation) and prints cases/s, the outcome mix,
+simulated cycles per case, restarts, and a per-phase breakdown measured in one worker (build, device writes,
+the read-back of those writes before the release, clocking, read-back of the results, decode). Numbers only;
+nothing is asserted.
 """
 from __future__ import annotations
 

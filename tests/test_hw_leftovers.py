@@ -114,6 +114,12 @@ def test_the_clean_up_job_runs_each_step_on_its_thread_then_signals_done():
     assert any(w >> 12 == (sem + 0x800) >> 12 for w in code[2] if w & 0x7F == 0x37)     # lui of the post's address
     assert dict(job.writes)[M.TRISC_RESET_PC[2]] == cleanup.thread_program(2, [s for s in p.steps()
                                                                                if s.thread == 2]).to_bytes()
+    from test_hw_ttsync import decode, violations
+    mail = L.plan(parse_case("name: x\nthreads:\n  0:\n    - mailbox_write: {to: 1, value: 7}\n"), TTSIM)
+    for t in range(3):      # the waits and PC_BUF/mailbox loads follow ManualTTSync.md, as the case programs do
+        for plan in (p, mail):
+            assert violations(decode(cleanup.thread_program(t, [s for s in plan.steps() if s.thread == t])
+                                     .assemble())) == [], f"thread {t}"
     assert cleanup.describe(p) == ["SFPU flag stack depth 2: SFPPOPC x2 from thread 0",
                                    "mutex 0 held by thread 0: ATRELM 0 from thread 0",
                                    "thread 2 wait latched (semaphore 1 is 0): semaphore 1 posted through PC_BUF"

@@ -1,9 +1,9 @@
 """The clean-up job: after a case's results are read, clear what golden predicts it left (hw/leftovers.py).
 
-Each TRISC runs, from its reset PC: its RISC-side steps (PC_BUF semaphore posts and gets, mailbox reads: plain
-stores and loads, with no wait for its Tensix instructions, which may be held behind a latched wait they
-release), its Tensix clean-up words, a wait until they completed, and its done flag; TRISC0 then raises the
-all-done flag the host polls. No reset prologue runs first: a clean-up such as the packer's PACR needs the
+Each TRISC runs, from its reset PC: its RISC-side steps (PC_BUF semaphore posts and gets, read back; mailbox
+reads; each load consumed at once, as the actions module does: ManualTTSync.md), with no wait for its Tensix
+instructions first (they may be held behind a latched wait these steps release), its Tensix clean-up words, a
+wait until they completed (``drain``), and its done flag; TRISC0 then raises the all-done flag the host polls. No reset prologue runs first: a clean-up such as the packer's PACR needs the
 case's Config and counters as the case left them. The job zeroes no L1 (the next case's job does, after it),
 reads nothing back, and writes its host registers (the DBG_FEATURE_DISABLE reset) while every RISC is held in
 reset; a Tensix unit soft reset the plan needs is pulsed before it (Device.reset_units).
@@ -14,7 +14,7 @@ from golden.state import THREADS
 
 from . import l1_map as M
 from . import rv32 as rv
-from .actions import drain
+from .actions import drain, load_used
 from .leftovers import Plan, Step
 from .program import Job, _wait_flags
 
@@ -26,8 +26,10 @@ def _risc_step(p: rv.Program, s: Step) -> None:
     if a.kind in ("sem_post", "sem_get"):       # PC_BUF semaphore: a store of 0 posts, of 1 takes
         p.li(rv.T0, M.PC_BUF_SEMAPHORE + 4 * a.args[0]).li(rv.T1, int(a.kind == "sem_get"))
         p.emit(rv.sw(rv.T1, rv.T0, 0))
+        load_used(p, rv.T1, rv.T0)              # processed before anything later starts
     elif a.kind == "mailbox_read":              # the load takes the value the other thread left
-        p.li(rv.T0, M.MAILBOX_BASE + M.MAILBOX_STRIDE * (a.args[0] + 1)).emit(rv.lw(rv.T1, rv.T0, 0))
+        p.li(rv.T0, M.MAILBOX_BASE + M.MAILBOX_STRIDE * (a.args[0] + 1))
+        load_used(p, rv.T1, rv.T0)
     else:
         raise ValueError(f"no clean-up code for RISC-V action {a.kind}")
 
