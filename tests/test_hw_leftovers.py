@@ -70,9 +70,10 @@ def test_a_clean_up_that_golden_says_falls_short_is_caught():
     case = _case("flags", {1: "SFPPUSHC; SFPPUSHC; SFPPUSHC"})
     m = L.Watched()
     m.run(case.threads)
-    short = L.Found("sfpu-flag-stack", "SFPU flag stack depth 3", "two pops", [L.Step(1, isa.encode("SFPPOPC", {}))] * 2)
+    pop = L.Step(1, isa.encode("SFPPOPC", {}))
+    short = L.Found("sfpu-flag-stack", "SFPU flag stack depth 3", "two pops", [pop] * 2)
     assert L.verify(m, case, TTSIM, [short]) == "the clean-up leaves SFPU flag stack depth 1"
-    too_many = L.Found("sfpu-flag-stack", "", "", [L.Step(1, isa.encode("SFPPOPC", {}))] * 4)
+    too_many = L.Found("sfpu-flag-stack", "", "", [pop] * 4)
     assert "cannot run on golden" in L.verify(m, case, TTSIM, [too_many])
 
 

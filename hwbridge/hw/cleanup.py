@@ -3,10 +3,11 @@
 Each TRISC runs, from its reset PC: its RISC-side steps (PC_BUF semaphore posts and gets, read back; mailbox
 reads; each load consumed at once, as the actions module does: ManualTTSync.md), with no wait for its Tensix
 instructions first (they may be held behind a latched wait these steps release), its Tensix clean-up words, a
-wait until they completed (``drain``), and its done flag; TRISC0 then raises the all-done flag the host polls. No reset prologue runs first: a clean-up such as the packer's PACR needs the
-case's Config and counters as the case left them. The job zeroes no L1 (the next case's job does, after it),
-reads nothing back, and writes its host registers (the DBG_FEATURE_DISABLE reset) while every RISC is held in
-reset; a Tensix unit soft reset the plan needs is pulsed before it (Device.reset_units).
+wait until they completed (``drain``), and its done flag; TRISC0 then raises the all-done flag the host polls.
+No reset prologue runs first: a clean-up such as the packer's PACR needs the case's Config and counters as the
+case left them. The job zeroes no L1 (the next case's job does, after it), reads nothing back, and writes its
+host registers (the DBG_FEATURE_DISABLE reset) while every RISC is held in reset; a Tensix unit soft reset the
+plan needs is pulsed before it (Device.reset_units).
 """
 from __future__ import annotations
 

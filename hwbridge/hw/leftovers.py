@@ -209,7 +209,8 @@ def _mailboxes(m: Watched, case: Case, plat: Platform) -> Iterator[Found]:
     for (src, dst), value in sorted(m.s.mailboxes.items()):
         text = f"mailbox {src} -> {dst} holds {value:#x}"
         if plat.raw.get("mailboxes_survive_risc_reset", True):
-            yield Found("mailbox", text, f"read by thread {dst}", [Step(dst, action=RiscvAction("mailbox_read", (src, 0)))])
+            yield Found("mailbox", text, f"read by thread {dst}",
+                        [Step(dst, action=RiscvAction("mailbox_read", (src, 0)))])
         else:
             yield Found("mailbox", text, "discarded by the RISC soft reset (SoftReset.md)")
 
@@ -240,7 +241,8 @@ def _replay(m: Watched, case: Case, plat: Platform) -> Iterator[Found]:
     for t, fe in enumerate(m.s.frontend):
         loaded = sum(e is not None for e in fe.replay)
         if fe.load_left:
-            yield Found("replay", f"thread {t} replay load pending (entries to come: {fe.load_left})", "the reset prologue")
+            yield Found("replay", f"thread {t} replay load pending (entries to come: {fe.load_left})",
+                        "the reset prologue")
         elif loaded:
             yield Found("replay", f"thread {t} replay buffer loaded (entries: {loaded})", "the reset prologue")
 
