@@ -120,16 +120,3 @@ def test_the_hw_extra_admits_the_tested_versions_and_stops_below_the_next_minor(
         major, minor = map(int, installed.split(".")[:2])
         assert req.specifier.contains(installed), f"{name} {installed} is outside {req.specifier}"
         assert not req.specifier.contains(f"{major}.{minor + 1}.0")
-
-
-def test_a_soft_reset_pulse_is_checked_by_the_value_it_leaves():
-    """A clean-up job pulses a unit's soft-reset bit (two writes to one register): the read-back compares the
-    register with the last value written to it."""
-    pulse = [(M.SOFT_RESET_0, M.RESET_ALL | 0x400), (M.SOFT_RESET_0, M.RESET_ALL)]
-    raw = FakeTTDevice()
-    dev = _device(raw)
-    dev.cycles = 0
-    dev._wait = lambda job, timeout: None
-    assert dev.run({**JOB, "regs": pulse + JOB["regs"]}, 1.0) == ("ok", [], 0)
-    resets = [int.from_bytes(d, "little") for a, d in raw.log if a == M.SOFT_RESET_0]
-    assert resets == [M.RESET_ALL, M.RESET_ALL | 0x400, M.RESET_ALL, 0x1234, M.RESET_ALL]

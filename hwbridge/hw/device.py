@@ -148,13 +148,13 @@ class Device:
         return ("ok", blobs, self.cycles)
 
     def verify(self, job: dict) -> str | None:
-        """What differs between the job's writes (L1 blocks, then MMIO words: the last written to each, as a
-        soft-reset pulse writes one twice) and what the device reads back, or None when every word arrived."""
+        """What differs between the job's writes (L1 blocks, then MMIO words) and what the device reads back,
+        or None when every word arrived."""
         for addr, data in job["writes"]:
             got = self.read(addr, len(data))
             if got != data:
                 return f"read-back before release: {_differs(addr, data, got)}"
-        for addr, value in dict(job.get("regs", ())).items():
+        for addr, value in job.get("regs", ()):
             got = self.read32(addr)
             if got != value:
                 return f"read-back before release: register {addr:#x} holds {got:#010x}, wrote {value:#010x}"
