@@ -147,7 +147,10 @@ class HwBackend:
         if reply.status == "died" and SIM_ERROR.search(reply.message) and self.sim_path:
             return Result(REFUSED, message=f"simulator: {reply.message}", provenance={**prov, "refused_by": "simulator"})
         if reply.status == "hang":
-            return self._hang(case, reply, prov)
+            result = self._hang(case, reply, prov)
+            if self.taint and self.isolation == "card":      # the recovery could not drain the core
+                prov.setdefault("cleanups", []).extend(self._release_after_hang(case, plan))
+            return result
         if self.isolation == "card":         # the core holds whatever the failed run left
             self.taint = NOT_YET
         return Result(DEVICE_ERROR, message=reply.message, provenance=prov)
@@ -181,7 +184,7 @@ class HwBackend:
     def _isolate_after(self, case: Case, plan: hw_leftovers.Plan, status: str) -> list[str]:
         """Before the next case: on a card, after an ``ok`` run, the clean-up for what golden predicts this case
         left (the clean-ups done, for its provenance; after a hang the recovery and its health check own the
-        core); under ``replace``, a fresh simulator instead when anything needs clearing or golden could not say."""
+        core). Under ``replace``, a fresh simulator instead when anything needs clearing or golden could not say."""
         self._last_pid, self._after = self._pid, ""
         if self.isolation == "replace":
             if plan.acting or plan.refuse or plan.golden not in ("ok", hw_leftovers.NOTHING.golden):
@@ -197,6 +200,23 @@ class HwBackend:
         if status != "ok" or self.worker.conn is None:
             self._after = f"the previous case ended {status} and may have left {left} (not cleaned up)"
             return []
+        return self._clean(case, plan)
+
+    def _release_after_hang(self, case: Case, plan: hw_leftovers.Plan) -> list[str]:
+        """After a hang the recovery could not end: golden's clean-up for the waits it predicts latched (it may
+        know a sequence the recovery does not, e.g. a Src bank handed over to thread 0 by another thread), then
+        the recovery's health check again."""
+        latched = hw_leftovers.Plan(plan.golden, [f for f in plan.acting if f.kind == "latched-wait"])
+        if not latched.found or not self.cleanups:
+            return []
+        done = self._clean(case, latched)
+        self.taint = self.recovery.retry()
+        return done + [f"health check after it: {'passed' if not self.taint else self.taint}"]
+
+    def _clean(self, case: Case, plan: hw_leftovers.Plan) -> list[str]:
+        """Run ``plan``'s clean-up (unit resets, then the clean-up job): what was done, for provenance; a failure
+        taints the core until a health check passes."""
+        left = ", ".join(f.text for f in plan.acting)
         done = hw_cleanup.describe(plan)
         try:
             if plan.reset_units():
