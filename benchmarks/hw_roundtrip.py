@@ -1,12 +1,13 @@
 """hw backend round trips against ttsim: cases per second with isolation, and where the time goes.
 
     python benchmarks/hw_roundtrip.py --simulator /path/to/libttsim.so [--count 300] [--jobs 1|2] [--profile P]
+                                      [--isolation card|replace]
 
 Runs a derandomized fuzz campaign (every case: load, prologue, run, collect, read back, decode; a worker
-restart after every simulator refusal or hang) and prints cases/s, the outcome mix, simulated cycles
-per case, restarts, and a per-phase breakdown measured in one worker (build, device writes, the read-back
-of those writes before the release, clocking, read-back of the results, decode). Numbers only; nothing is
-asserted.
+restart after every simulator refusal, or hang under replace isolation) and prints cases/s, the outcome mix,
+simulated cycles per case, restarts, and a per-phase breakdown measured in one worker (build, device writes,
+the read-back of those writes before the release, clocking, read-back of the results, decode). Numbers only;
+nothing is asserted.
 """
 from __future__ import annotations
 
@@ -28,8 +29,9 @@ from hwbridge.hw import program as hw_program, readback as hw_readback  # noqa: 
 from hwbridge.hw.backend import HwBackend  # noqa: E402
 
 
-def throughput(sim: str, cases: list, jobs: int) -> tuple[float, Counter, list[int], int, list]:
-    backends = [HwBackend(sim) for _ in range(jobs)]
+def throughput(sim: str, cases: list, jobs: int, isolation: str | None = None
+               ) -> tuple[float, Counter, list[int], int, list]:
+    backends = [HwBackend(sim, isolation=isolation) for _ in range(jobs)]
     for b in backends:                                   # warm: first job, imports
         b.run(cases[0])
     counts: Counter = Counter()
@@ -121,6 +123,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=4242)
     ap.add_argument("--profile", default="default")
     ap.add_argument("--jobs", type=int, default=0, help="workers side by side (default: 1 and 2)")
+    ap.add_argument("--isolation", choices=("card", "replace"), default=None,
+                    help="card: golden's leftover analysis and clean-up jobs, never a new simulator (default: replace)")
     ap.add_argument("--fault-every", type=int, default=10, help="also measure with every Nth case one the"
                     " simulator stops on (worker restart); 0: skip")
     args = ap.parse_args()
@@ -131,14 +135,14 @@ def main() -> None:
           f" load average {os.getloadavg()[0]:.1f}")
     ok: list = []
     for jobs in ([args.jobs] if args.jobs else [1, 2]):
-        cps, counts, cycles, restarts, ok = throughput(args.simulator, cases, jobs)
-        print(f"jobs={jobs}: {cps:.1f} cases/s with isolation; outcomes "
+        cps, counts, cycles, restarts, ok = throughput(args.simulator, cases, jobs, args.isolation)
+        print(f"jobs={jobs}: {cps:.1f} cases/s with {args.isolation or 'replace'} isolation; outcomes "
               + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
               + f"; {restarts} worker restarts; median {statistics.median(cycles or [0]):.0f} simulated cycles/case")
     if args.fault_every:
         bad = Case("bench-srnd", "", {0: []}, init=Init(config={0: {1: 0x2}}))   # ttsim exits: stochastic rounding
         mixed = [bad if i % args.fault_every == 0 else c for i, c in enumerate(cases)]
-        cps, counts, cycles, restarts, _ = throughput(args.simulator, mixed, 1)
+        cps, counts, cycles, restarts, _ = throughput(args.simulator, mixed, 1, args.isolation)
         print(f"jobs=1, every {args.fault_every}th case stops the simulator: {cps:.1f} cases/s; outcomes "
               + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + f"; {restarts} worker restarts")
     ph, kib = phases(args.simulator, ok)

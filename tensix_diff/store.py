@@ -51,7 +51,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 ENV_ROOT = "TENSIX_DIFF_RECORDINGS"
 RECORD_MODES = ("none", "new", "all")
 RECORDED_STATUSES = (OK, REFUSED) + GOLDEN_ERRORS   # never a transient device-error
-PER_RECORDING = ("date", "cycles", "observable", "refused_by", "isolation")   # provenance kept in each recording
+PER_RECORDING = ("date", "cycles", "observable", "refused_by", "isolation", "leftovers", "cleanups")
 
 
 def default_root() -> Path:

@@ -8,7 +8,7 @@ from golden import isa
 from golden.core import Tensix
 from golden.errors import Hang, NotModelled, UndefinedBehaviour
 from golden.riscv import RiscvAction
-from hwbridge.hw import l1_map as M
+from hwbridge.hw import l1_map as M, leftovers
 from hwbridge.hw import program as hw_program
 from hwbridge.hw import rv32 as rv
 from tensix_diff.bundle import from_canonical
@@ -121,13 +121,13 @@ def test_the_hw_program_performs_each_action_between_the_words():
     with pytest.raises(hw_program.Refusal, match="DBG_FEATURE_DISABLE"):
         hw_program.build(refused, load("ttsim"))
     hw_program.build(refused, load("blackhole"))          # silicon takes any value
-    assert "a mailbox value nobody read" in hw_program.leftover_state(
+    assert "mailbox" in leftovers.scan(
         parse_case("name: x\nthreads:\n  0:\n    - mailbox_write: {to: 1, value: 1}\n"))
     # a PACR without Last that only a MOP issues (its template holds it) still marks the packer as dirty
     pacr = isa.encode("PACR", {"last": 0})
     via_mop = parse_case(f"name: x\nthreads:\n  2:\n    - mop_cfg: {{index: 5, value: {pacr:#x}}}\n"
                          "    - mop_cfg: {index: 0, value: 16}\n    - MOP mop_type=1\n")
-    assert hw_program.leftover_state(via_mop) == ["packer continuation (a PACR without Last)"]
+    assert leftovers.scan(via_mop) == {"packer-continuation"}
     clash = parse_case("name: x\nthreads:\n  0:\n    - l1: {addr: 0x170000, hex: '00000000'}\n")
     with pytest.raises(hw_program.Refusal, match="harness area"):
         hw_program.build(clash, load("ttsim"))

@@ -13,10 +13,15 @@ cycle budget in wall-clock time, an exception in the device layer); ``tainted`` 
 a device error on a core that is never replaced, while no health check has passed on it
 (hwbridge.hw.recovery): not run, uncompared.
 
-Isolation (``isolation=``): ``replace`` (the default on ttsim) starts a fresh simulator after a case that may
-have left state and after anything but ``ok``; ``card`` (the default, and the only choice, on a card) never
-replaces the device: each case must leave the core as the next one needs it, and a hang is recovered from in
-place (the stalled threads unblocked, then a health-check case compared with golden bit for bit).
+Isolation (``isolation=``): golden's end state says what a case leaves that the reset prologue cannot reset
+(hw/leftovers.py). ``card`` (the default, and the only choice, on a card) never replaces the device: after an
+``ok`` case's results are read a small clean-up job clears those leftovers (hw/cleanup.py), a case whose
+leftovers nothing documented clears is refused before it runs, with the reason, and a hang is recovered from in
+place (the stalled threads unblocked, then a health-check case compared with golden bit for bit). ``replace``
+(the default on ttsim) starts a fresh simulator after a case that leaves something, and after anything but
+``ok``. Provenance: ``leftovers`` (what golden predicted), ``cleanups`` (each clean-up done after the case),
+``isolation`` (how the case was kept from the one before). ``cleanups=False`` runs card isolation without
+clean-ups (the leak suite's switched-off check).
 """
 from __future__ import annotations
 
@@ -29,7 +34,7 @@ from pathlib import Path
 from tensix_diff.case import Case
 from tensix_diff.store import harness_revision
 
-from . import program as hw_program, readback as hw_readback
+from . import cleanup as hw_cleanup, leftovers as hw_leftovers, program as hw_program, readback as hw_readback
 from tensix_diff.result import DEVICE_ERROR, OK, REFUSED, TAINTED, Result
 from .platform import Platform, load
 from .errors import OptionError
@@ -75,12 +80,13 @@ class HwBackend:
             raise OptionError(f"unknown isolation {self.isolation!r} (choose from {', '.join(ISOLATIONS)})")
         if self.isolation == "replace" and not simulator:
             raise OptionError("--isolation=replace needs --simulator: a card cannot be replaced")
+        self.cleanups = bool(opts.get("cleanups", True))
         self.device_id = opts.get("device_id")
         self.worker = Worker(self.sim_path, core, self.timeout,
                              replace=self.isolation == "replace", device_id=self.device_id)
         atexit.register(self.close)      # workers, the zygote and its log go when the process ends
         self._pid = self._last_pid = None
-        self._left: list[str] = []      # what the previous case may have left (a card only)
+        self._after = ""                # what was done about the previous case's leftovers (card isolation)
         self.recovery = Recovery(self.worker, self.platform, self.max_cycles, self.timeout)
         self.taint = ""          # card: why the core cannot be trusted since a hang ('' once a health check passed)
         self.worker.start()      # fail here, once, if the device cannot be opened
@@ -113,6 +119,10 @@ class HwBackend:
         except hw_program.Refusal as e:
             return Result(REFUSED, message=f"harness: {e}", provenance={**self.provenance(), "refused_by": "harness"})
         job.max_cycles = self.max_cycles
+        plan = hw_leftovers.plan(case, self.platform)
+        if plan.refuse and self.isolation == "card" and self.cleanups:
+            return Result(REFUSED, message=f"harness: card isolation: {plan.refuse}",
+                          provenance={**self.provenance(job), "refused_by": "harness", "leftovers": plan.predicted})
         try:
             if self.taint:
                 self.taint = self.recovery.retry()
@@ -124,7 +134,11 @@ class HwBackend:
             return Result(DEVICE_ERROR, message=str(e), provenance=self.provenance(job))
         prov = self.provenance(job)
         prov["isolation"] = isolation
-        self._isolate_after(case)
+        if plan is not hw_leftovers.NOTHING:
+            prov["leftovers"] = plan.predicted
+        cleanups = self._isolate_after(case, plan, reply.status)
+        if cleanups:
+            prov["cleanups"] = cleanups
         if reply.status == "ok":
             state = hw_readback.decode(job, reply.blobs, self.platform)
             prov["cycles"] = reply.cycles
@@ -133,7 +147,10 @@ class HwBackend:
         if reply.status == "died" and SIM_ERROR.search(reply.message) and self.sim_path:
             return Result(REFUSED, message=f"simulator: {reply.message}", provenance={**prov, "refused_by": "simulator"})
         if reply.status == "hang":
-            return self._hang(case, reply, prov)
+            result = self._hang(case, reply, prov)
+            if self.taint and self.isolation == "card":      # the recovery could not drain the core
+                prov.setdefault("cleanups", []).extend(self._release_after_hang(case, plan))
+            return result
         if self.isolation == "card":         # the core holds whatever the failed run left
             self.taint = NOT_YET
         return Result(DEVICE_ERROR, message=reply.message, provenance=prov)
@@ -164,17 +181,59 @@ class HwBackend:
         pid, self._pid = self.worker.pid, self.worker.pid
         if self.isolation == "replace" and pid != self._last_pid:
             return "fresh simulator"
-        return "reset prologue" + (f"; the previous case may have left {', '.join(self._left)}" if self._left else "")
+        return "reset prologue" + (f"; {self._after}" if self._after else "")
 
-    def _isolate_after(self, case: Case) -> None:
-        """Before the next case: a fresh simulator if this one may have left state the prologue cannot
-        reset (hw_program.LEFTOVER_STATE); on a card that is not possible, and the next case says so."""
-        self._last_pid = self._pid
-        self._left = hw_program.leftover_state(case)
-        if self._left and self.isolation == "replace":
-            self.worker.stop()
-            self.worker.start(wait=False)
-            self._left = []
+    def _isolate_after(self, case: Case, plan: hw_leftovers.Plan, status: str) -> list[str]:
+        """Before the next case: on a card, after an ``ok`` run, the clean-up for what golden predicts this case
+        left (the clean-ups done, for its provenance; after a hang the recovery and its health check own the
+        core). Under ``replace``, a fresh simulator instead when anything needs clearing or golden could not say."""
+        self._last_pid, self._after = self._pid, ""
+        if self.isolation == "replace":
+            if plan.acting or plan.refuse or plan.golden not in ("ok", hw_leftovers.NOTHING.golden):
+                self.worker.stop()
+                self.worker.start(wait=False)
+            return []
+        if not plan.acting:
+            return []
+        left = ", ".join(f.text for f in plan.acting)
+        if not self.cleanups:
+            self._after = f"the previous case left {left} (clean-ups disabled)"
+            return []
+        if status != "ok" or self.worker.conn is None:
+            self._after = f"the previous case ended {status} and may have left {left} (not cleaned up)"
+            return []
+        return self._clean(case, plan)
+
+    def _release_after_hang(self, case: Case, plan: hw_leftovers.Plan) -> list[str]:
+        """After a hang the recovery could not end: golden's clean-up for the waits it predicts latched (it may
+        know a sequence the recovery does not, e.g. a Src bank handed over to thread 0 by another thread), then
+        the recovery's health check again."""
+        latched = hw_leftovers.Plan(plan.golden, [f for f in plan.acting if f.kind == "latched-wait"])
+        if not latched.found or not self.cleanups:
+            return []
+        done = self._clean(case, latched)
+        self.taint = self.recovery.retry()
+        return done + [f"health check after it: {'passed' if not self.taint else self.taint}"]
+
+    def _clean(self, case: Case, plan: hw_leftovers.Plan) -> list[str]:
+        """Run ``plan``'s clean-up (unit resets, then the clean-up job): what was done, for provenance; a failure
+        taints the core until a health check passes."""
+        left = ", ".join(f.text for f in plan.acting)
+        done = hw_cleanup.describe(plan)
+        try:
+            if plan.reset_units():
+                self.worker.call("reset_units", plan.reset_units())
+            reply = self.worker.run(hw_cleanup.job(case.name, plan), self.timeout) if plan.steps() or plan.regs() \
+                else None
+            failed = "" if reply is None or reply.status == "ok" else f"{reply.status}: {reply.message}"
+        except RuntimeError as e:            # the worker could not serve it
+            failed = f"error: {e}"
+        if failed:
+            self._after = f"the previous case left {left}; its clean-up failed ({failed})"
+            self.taint = NOT_YET             # the core holds what the clean-up could not clear: health check first
+            return done + [f"clean-up failed ({failed})"]
+        self._after = f"after the previous case: {'; '.join(done)}"
+        return done
 
     def close(self) -> None:
         self.worker.close()

@@ -112,60 +112,12 @@ def check(case: Case, plat: Platform) -> None:
             raise Refusal(f"L1 region [{addr:#x}, {addr + size:#x}) overlaps the harness area [{lo:#x}, {hi:#x})")
 
 
-# --- what the prologue cannot reset ------------------------------------------------------------------
-# State a case can leave behind that no reset form in the prologue puts back (ttsim's soft reset does not
-# reset Tensix state either), by the instructions that create it. After a case that ran any of them, the
-# simulator worker is replaced (a fresh simulator: nothing carries over); on a card the next case's
-# provenance says what may have carried over.
-LEFTOVER_STATE = {
-    "PACR": "packer continuation (a PACR without Last)",
-    "UNPACR": "unpacker continuation and FIFO state",
-    "SFPPUSHC": "SFPU flag stack",
-    "SFPPOPC": "SFPU flag stack",
-    "ATGETM": "Sync Unit mutexes",
-    "STALLWAIT": "wait-gate latch",
-    "SEMWAIT": "wait-gate latch",
-}
-# The prologue resets the rest: each thread's replay buffer (a pending load completed, all 32 entries NOP)
-# and MOP mask (MOP_CFG 0), GPRs, MOP config words, ThreadConfig, both Config states, RWCs and the
-# ADCs of every thread, Src banks, valid bits and implied formats, semaphores, SFPU lanes/flags/LaneConfig/
-# constants/LRegs 0..7 and macro configuration, Dest and its valid bits; L1 outside the harness is zeroed.
-
-
-# Instructions that leave such state only in some forms: field -> the values that do.
-LEFTOVER_WHEN = {"PACR": ("last", {0}), "UNPACR": ("last", {0})}
-
-
-@lru_cache(maxsize=None)
-def _leftover_opcodes() -> frozenset[int]:
-    """The opcodes of the instructions in LEFTOVER_STATE (isa.decode takes the instruction from the opcode)."""
-    return frozenset(op for op, ins in isa.by_opcode().items() if ins.name in LEFTOVER_STATE)
-
-
-def leftover_state(case: Case) -> list[str]:
-    """The states ``case`` may leave behind that the prologue cannot reset (sorted, distinct), from its words
-    and the words its MOP configuration stores could make a MOP issue. A PACR/UNPACR with Last set leaves
-    nothing."""
-    out = set()
-    acts = [a for xs in case.actions.values() for _, a in xs]
-    words = [w for ws in case.threads.values() for w in ws] + [a.fields.value for a in acts if a.kind == "mop_cfg"]
-    opcodes = _leftover_opcodes()
-    for w in words:
-        if w >> 24 not in opcodes:     # any other word decodes to another instruction, or not at all
-            continue
-        try:
-            ins, fields = isa.decode(w)
-        except isa.IsaError:           # a MOP loop count, not an instruction
-            continue
-        if ins.name in LEFTOVER_STATE:
-            cond = LEFTOVER_WHEN.get(ins.name)
-            if cond is None or fields.get(cond[0]) in cond[1]:
-                out.add(LEFTOVER_STATE[ins.name])
-    if sum(a.kind == "mailbox_write" for a in acts) > sum(a.kind == "mailbox_read" for a in acts):
-        out.add("a mailbox value nobody read")
-    if any(a.kind == "feature_disable" and a.fields.value for a in acts):
-        out.add("RISCV_DEBUG_REG_DBG_FEATURE_DISABLE")
-    return sorted(out)
+# --- what the prologue resets --------------------------------------------------------------------------
+# Each thread's replay buffer (a pending load completed, all 32 entries NOP) and MOP mask (MOP_CFG 0), GPRs,
+# MOP config words, ThreadConfig, both Config states, RWCs and the ADCs of every thread, Src banks, valid bits
+# and implied formats, semaphores, SFPU lanes/flags/LaneConfig/constants/LRegs 0..7 and macro configuration,
+# Dest and its valid bits; L1 outside the harness is zeroed. What it cannot reach (the SFPU flag stack, Sync
+# Unit mutexes, packer continuation, latched waits, mailboxes) is hw/leftovers.py's.
 
 
 # --- prologue pieces ------------------------------------------------------------------------------
