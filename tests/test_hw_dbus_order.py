@@ -176,10 +176,11 @@ def test_a_hang_whose_select_never_read_back_says_so_in_its_provenance():
     from hwbridge.hw.backend import HwBackend
     from hwbridge.hw.worker import Reply
     from tensix_diff.case import Case
-    backend = object.__new__(HwBackend)             # no device: _hang only reads the snapshot
+    backend = object.__new__(HwBackend)             # no device: _hang and _result only read the snapshot
     backend.isolation, backend.platform = "replace", SILICON
     snap = {"l1": [bytes(M.FLAG_BYTES)], "dbus": [], "dbus_error": "DBG_BUS_CTRL did not read back 0x20060009"}
-    result = backend._hang(Case("c", "", {}), Reply("hang", message="x", snapshot=snap), {})
+    reply = Reply("hang", message="x", snapshot=snap)
+    result = backend._result(None, reply, {}, backend._hang(Case("c", "", {}), reply, 0))
     assert result.status == "hang" and result.provenance["hang_dbus"] == snap["dbus_error"]
 
 @pytest.mark.parametrize("no_swizzle", [False, True])

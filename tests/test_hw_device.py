@@ -39,10 +39,21 @@ class FakeTTDevice:
         self.noc_write(x, y, addr, value.to_bytes(4, "little"))
 
 
-def _device(raw) -> Device:
-    dev = object.__new__(Device)          # no tt-exalens: the accessors only need raw and the core
-    dev.raw, dev.xy, dev.clock = raw, (1, 2), None
+def _device(raw, cores=((1, 2),)) -> Device:
+    dev = object.__new__(Device)          # no tt-exalens: the accessors only need raw and the cores
+    dev.raw, dev.clock = raw, None
+    dev.noc0s = dev.translateds = dev.xys = list(cores)
+    dev.select(0)
     return dev
+
+
+class FinishingTTDevice(FakeTTDevice):
+    """A core that finishes its job as soon as it is released (a test about what comes before)."""
+
+    def noc_write(self, x, y, addr, data):
+        super().noc_write(x, y, addr, data)
+        if addr == M.SOFT_RESET_0 and int.from_bytes(data, "little") == JOB["release"]:
+            super().noc_write(x, y, M.ALL_DONE, M.DONE_TOKEN.to_bytes(4, "little"))
 
 
 JOB = {"writes": [(M.FLAGS, bytes(M.FLAG_BYTES)), (M.TRISC_RESET_PC[1], bytes(range(64)))],
@@ -51,14 +62,12 @@ JOB = {"writes": [(M.FLAGS, bytes(M.FLAG_BYTES)), (M.TRISC_RESET_PC[1], bytes(ra
 
 
 def test_a_job_whose_writes_all_landed_is_released():
-    raw = FakeTTDevice()
+    raw = FinishingTTDevice()
     dev = _device(raw)
-    dev.cycles = 0
-    dev._wait = lambda job, timeout: None        # the case "finished": this test is about what comes before
     assert dev.run(JOB, 1.0) == ("ok", [], 0)
     resets = [int.from_bytes(d, "little") for a, d in raw.log if a == M.SOFT_RESET_0]
     assert resets == [M.RESET_ALL, 0x1234, M.RESET_ALL]          # held, released after the read-back, held
-    assert dev.verify(JOB) is None
+    assert dev.load(JOB) is None                                 # loaded again (held): every word reads back
 
 
 def test_a_lost_program_word_is_a_device_error_and_the_cores_stay_held():
@@ -78,6 +87,33 @@ def test_a_lost_register_write_is_named():
     assert _device(raw).run(JOB, 1.0) == ("error", f"read-back before release: register "
                                           f"{M.TRISC_RESET_PC_REG[1]:#x} holds {M.TRISC_RESET_PC[1] & 0xFF00FF:#010x}, "
                                           f"wrote {M.TRISC_RESET_PC[1]:#010x}")
+
+
+class TwoCores(FinishingTTDevice):
+    """Two cores' L1 and registers apart (keyed by core); writes to ``lose`` vanish on core (2, 2) only."""
+
+    def __init__(self, lose=()):
+        super().__init__()
+        self.cores: dict = {}
+        self.lost = set(lose)
+
+    def noc_write(self, x, y, addr, data):
+        self.mem, self.lose = self.cores.setdefault((x, y), {}), self.lost if (x, y) == (2, 2) else set()
+        super().noc_write(x, y, addr, data)
+
+    def noc_read(self, x, y, addr, size):
+        self.mem = self.cores.setdefault((x, y), {})
+        return super().noc_read(x, y, addr, size)
+
+
+def test_a_write_lost_on_one_core_fails_that_core_alone():
+    raw = TwoCores(lose={M.TRISC_RESET_PC[1] + 9})
+    dev = _device(raw, cores=((1, 2), (2, 2)))
+    replies: dict = {}
+    dev.run_many([JOB, JOB], 1.0, replies.__setitem__)
+    assert replies[0] == ("ok", [], 0) and replies[1][0] == "error" and "1 of 16 words differ" in replies[1][1]
+    released = [(x, y) for (x, y), mem in raw.cores.items() if mem.get(M.ALL_DONE)]
+    assert released == [(1, 2)]                              # the core whose write was lost was never released
 
 
 class FakeUmdDevice:

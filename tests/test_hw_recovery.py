@@ -22,19 +22,27 @@ SEMWAIT3 = isa.assemble("SEMWAIT stall_res=0 sem_sel=8 wait_sem_cond=1")
 
 
 def _device(clock) -> Device:
-    dev = object.__new__(Device)          # no device: _wait only clocks and polls the done flag
+    dev = object.__new__(Device)          # no device: _wait only clocks and polls the done flag (a hang holds)
     dev.clock = clock
+    dev.noc0s = dev.translateds = dev.xys = [(1, 2)]
     dev.read32 = lambda addr: 0
+    dev.write32 = lambda addr, value: None
     return dev
+
+
+def _wait(dev: Device, job: dict, timeout: float) -> tuple:
+    replies: dict = {}
+    dev._wait({0: job}, [0], timeout, replies.__setitem__)
+    return replies[0][:2]
 
 
 def test_a_card_that_does_not_finish_hangs_and_a_slow_simulator_is_a_timeout():
     job = {"done_addr": M.ALL_DONE, "done_value": M.DONE_TOKEN, "max_cycles": 10**12}
-    status, message = _device(None)._wait(job, 0.01)
+    status, message = _wait(_device(None), job, 0.01)
     assert status == "hang" and message == "timeout: the case did not finish within 0.01 s"
-    status, message = _device(lambda n: None)._wait(job, 0.01)
+    status, message = _wait(_device(lambda n: None), job, 0.01)
     assert status == "timeout" and "the simulator ran" in message
-    status, message = _device(lambda n: None)._wait({**job, "max_cycles": 50_000}, 60.0)
+    status, message = _wait(_device(lambda n: None), {**job, "max_cycles": 50_000}, 60.0)
     assert status == "hang" and "simulated cycles" in message
 
 

@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import pytest
+from sim_util import sim_path  # noqa: F401 - the fixture
 
 from golden import isa
 from tensix_diff.result import DEVICE_ERROR, OK, REFUSED
@@ -19,22 +20,6 @@ from hwbridge.golden_backend import GoldenBackend
 from tensix_diff.case import Case, Init, Observe, dump_case
 from tensix_diff.compare import MATCHED, compare, judge
 from tensix_diff.store import Store
-
-
-def _simulator(config) -> str | None:
-    try:
-        opt = config.getoption("simulator")
-    except ValueError:
-        opt = None
-    return opt or os.environ.get("TENSIX_DIFF_SIMULATOR")
-
-
-@pytest.fixture(scope="module")
-def sim_path(request):
-    path = _simulator(request.config)
-    if not path:
-        pytest.skip("needs a Blackhole libttsim.so: --simulator=PATH or TENSIX_DIFF_SIMULATOR")
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,12 @@
-"""One Tensix core opened through tt-exalens (a card, or ttsim): load a job, run it, read it back.
+"""Tensix cores of one device opened through tt-exalens (a card, or ttsim): load jobs, run them, read them back.
 
 Runs inside the worker process only. tt-exalens opens the device (the same call for silicon and a
 simulator); bulk reads and writes then go through the tt-umd device it wraps, which tt-exalens hands out
 publicly for a PCIe-attached chip (``UmdDevice.get_local_tt_device``; about four times cheaper than its own
 accessors), on NOC0 in translated coordinates. A chip reached over Ethernet goes through tt-exalens's public
-``UmdDevice.noc_read``/``noc_write`` (NOC0 coordinates). Under ttsim the host also advances the clock
-(libttsim_clock from the already-loaded library); silicon runs on its own.
+``UmdDevice.noc_read``/``noc_write`` (NOC0 coordinates). Each core has its own L1, so each holds its own
+harness area (l1_map) and runs its own job. Under ttsim the host also advances the clock (libttsim_clock from
+the already-loaded library, every core at once); silicon runs on its own.
 
 Before the cores are released, every word the job wrote (programs, flags, the case's L1, the reset-PC
 registers) is read back and compared: a card's NOC write can be lost, or land after the release.
@@ -17,8 +18,7 @@ import os
 import time
 from importlib import metadata
 
-from . import dbus
-from . import l1_map as M
+from . import cores, dbus, identity, l1_map as M
 
 READBACK_TRIES = 100           # host reads of a debug-bus select before giving up on it
 CLOCK_FIRST, CLOCK_STEP, CLOCK_BIG, BIG_AFTER = 36_000, 2_000, 200_000, 200_000   # a case takes ~62K cycles
@@ -61,44 +61,59 @@ class RemoteChip:
 
 
 class Device:
-    def __init__(self, simulator: str | None = None, core: tuple[int, int] | None = None, device_id: int | None = None):
+    """One device and the Tensix cores this worker drives (``slot`` 0.. in the order chosen); the raw accessors
+    act on the selected core (``select``)."""
+
+    def __init__(self, simulator: str | None = None, core=None, device_id: int | None = None,
+                 jobs: int | None = None, share: tuple[int, int] | None = None):
         import tt_umd
         from ttexalens.tt_exalens_init import init_ttexalens
 
         self.simulator = simulator
         self.ctx = init_ttexalens(simulation_directory=simulator) if simulator else init_ttexalens()
-        if device_id is not None and device_id not in self.ctx.device_ids:
-            raise ValueError(f"no device {device_id} (tt-exalens found {sorted(self.ctx.device_ids)})")
-        device_id = min(self.ctx.device_ids) if device_id is None else device_id
+        tt_umd.set_thread_noc_id(tt_umd.NocId.NOC0)
+
+        def tensix_of(dev_id: int) -> list[tuple[int, int]]:
+            soc = self.ctx.umd_api.get_device(dev_id).soc_descriptor
+            return [(c.x, c.y) for c in soc.get_cores(tt_umd.CoreType.TENSIX, tt_umd.CoordSystem.NOC0)]
+
+        device_id, chosen = cores.place(sorted(set(self.ctx.device_ids)), tensix_of, device_id, core, jobs, share)
         umd_dev = self.ctx.umd_api.get_device(device_id)   # skip tt-exalens's register tables
         if not simulator and umd_dev.is_simulation:
             # with no card, tt-exalens attaches to any running simulation server: never label that silicon
             raise RuntimeError("no card found (tt-exalens offered a running simulation instead; pass --simulator)")
-        tt_umd.set_thread_noc_id(tt_umd.NocId.NOC0)
         self.arch = str(umd_dev.arch)
         soc = umd_dev.soc_descriptor
-        workers = soc.get_cores(tt_umd.CoreType.TENSIX, tt_umd.CoordSystem.NOC0)
-        noc0 = core or (workers[0].x, workers[0].y)
-        if all((c.x, c.y) != tuple(noc0) for c in workers):
-            raise ValueError(f"core {noc0} is not a Tensix core on this device")
-        coord = tt_umd.CoreCoord(noc0[0], noc0[1], tt_umd.CoreType.TENSIX, tt_umd.CoordSystem.NOC0)
-        tr = soc.translate_chip_coord_to_translated(coord)
-        self.noc0, self.translated = tuple(noc0), (tr.x, tr.y)
-        if umd_dev.is_mmio_capable:
-            self.raw, self.xy = umd_dev.get_local_tt_device(), self.translated
+        self.noc0s = [tuple(c) for c in chosen]
+        self.translateds = []
+        for x, y in self.noc0s:
+            tr = soc.translate_chip_coord_to_translated(tt_umd.CoreCoord(x, y, tt_umd.CoreType.TENSIX,
+                                                                         tt_umd.CoordSystem.NOC0))
+            self.translateds.append((tr.x, tr.y))
+        local = umd_dev.get_local_tt_device() if umd_dev.is_mmio_capable else None
+        if local is not None:
+            self.raw, self.xys = local, self.translateds
         else:
-            self.raw, self.xy = RemoteChip(umd_dev, self.ctx), self.noc0
+            self.raw, self.xys = RemoteChip(umd_dev, self.ctx), self.noc0s
+        harvested = [(c.x, c.y) for c in soc.get_harvested_cores(tt_umd.CoreType.TENSIX, tt_umd.CoordSystem.NOC0)]
+        self.identity = identity.read(self.ctx, device_id, umd_dev, local, len(tensix_of(device_id)), harvested)
         self.clock = None
         if simulator:
             lib = ctypes.CDLL(simulator, mode=os.RTLD_NOLOAD)   # the copy tt-umd already loaded
             lib.libttsim_clock.argtypes = [ctypes.c_uint32]
             self.clock = lib.libttsim_clock
-        self.hold()
+        for slot in reversed(range(len(self.xys))):
+            self.select(slot)
+            self.hold()
+
+    def select(self, slot: int) -> None:
+        """Make core ``slot`` the one the raw accessors reach."""
+        self.slot, self.noc0, self.translated, self.xy = slot, self.noc0s[slot], self.translateds[slot], self.xys[slot]
 
     def info(self) -> dict:
         return {"tt_exalens": _version("tt-exalens"), "tt_umd": _version("tt-umd"),
-                "core_noc0": list(self.noc0), "core_translated": list(self.translated),
-                "arch": self.arch}
+                "core_noc0": list(self.noc0s[0]), "core_translated": list(self.translateds[0]),
+                "cores_noc0": [list(c) for c in self.noc0s], "arch": self.arch, "identity": self.identity}
 
     # --- raw access ---
     def write(self, addr: int, data: bytes) -> None:
@@ -122,11 +137,10 @@ class Device:
         """Every RISC of the core in reset."""
         self.write32(M.SOFT_RESET_0, M.RESET_ALL)
 
-    # --- one job ---
-    def run(self, job: dict, timeout: float) -> tuple:
-        """("ok", [blobs], cycles); ("hang", message, snapshot) when the core did not finish within the job's
-        budget (simulated cycles where the host clocks the device, else wall clock), with the RISC-V cores then
-        held in reset; ("timeout", message) when a simulator did not reach its cycle budget in wall-clock time."""
+    # --- jobs ---
+    def load(self, job: dict) -> str | None:
+        """The selected core held in reset, its L1 outside the harness area zeroed, the job's code and data
+        written and read back (``verify``), its reset PCs set: None, or what did not arrive."""
         self.hold()
         for addr, size in job.get("zero", ()):
             self.write(addr, self._zeros(size))
@@ -134,20 +148,35 @@ class Device:
             self.write(addr, data)
         for addr, value in job.get("regs", ()):
             self.write32(addr, value)
-        differs = self.verify(job)
-        if differs is not None:
-            return ("error", differs)
-        self.write32(M.SOFT_RESET_0, job["release"])
-        late = self._wait(job, timeout)
-        if late is not None:
-            if late[0] != "hang":
-                return late
-            snapshot = self.snapshot(job)     # read while the core is as the hang left it
-            self.hold()
-            return (*late, snapshot)
-        blobs = [self.read(a, n) for a, n in job["reads"]]
-        self.hold()
-        return ("ok", blobs, self.cycles)
+        return self.verify(job)
+
+    def run(self, job: dict, timeout: float, slot: int = 0) -> tuple:
+        """One job on core ``slot``: ("ok", [blobs], cycles); ("hang", message, snapshot) when the core did not
+        finish within the job's budget (simulated cycles where the host clocks the device, else wall clock), with
+        its RISC-V cores then held in reset; ("timeout", message) when a simulator did not reach its cycle budget
+        in wall-clock time; ("error", message) when a write did not read back (the core is never released)."""
+        replies: dict = {}
+        self.run_many([job], timeout, replies.__setitem__, [slot])
+        return replies[0]
+
+    def run_many(self, jobs: list[dict], timeout: float, emit, slots: list[int] | None = None) -> None:
+        """Job i on core ``slots[i]`` (default: core i): all loaded and read back, then released together and
+        clocked together (ttsim: one libttsim_clock advances every core); ``emit(i, reply)`` (Device.run's
+        replies) as each finishes, its results read and its core held, or fails. The clock runs in the same
+        steps as for one job, so each core sees the cycle count it would see alone."""
+        slots = list(range(len(jobs))) if slots is None else slots
+        started: dict[int, dict] = {}
+        for i, job in enumerate(jobs):
+            self.select(slots[i])
+            differs = self.load(job)
+            if differs is None:
+                started[i] = job
+            else:
+                emit(i, ("error", differs))
+        for i, job in started.items():
+            self.select(slots[i])
+            self.write32(M.SOFT_RESET_0, job["release"])
+        self._wait(started, slots, timeout, emit)
 
     def verify(self, job: dict) -> str | None:
         """What differs between the job's writes (L1 blocks, then MMIO words) and what the device reads back,
@@ -162,27 +191,40 @@ class Device:
                 return f"read-back before release: register {addr:#x} holds {got:#010x}, wrote {value:#010x}"
         return None
 
-    def _wait(self, job: dict, timeout: float) -> tuple[str, str] | None:
-        """None once the job's done flag is up, else (status, message): a hang is the cycle budget spent (a
-        simulator) or the wall-clock timeout (a card: no other measure of it); a simulator that did not
-        reach its cycle budget in wall-clock time is a timeout (the host was slow, not the case)."""
-        addr, value = job["done_addr"], job["done_value"]
+    def _wait(self, pending: dict[int, dict], slots: list[int], timeout: float, emit) -> None:
+        """Clock (a simulator) and poll until each pending job's done flag is up, or it hung: its cycle budget
+        spent (a simulator) or the wall-clock timeout (a card: no other measure of it); a simulator that did not
+        reach the budget in wall-clock time is a timeout (the host was slow, not the case)."""
         deadline = time.monotonic() + timeout
         self.cycles = 0
-        while True:
+        while pending:
             if self.clock is not None:
                 chunk = CLOCK_FIRST if not self.cycles else CLOCK_STEP if self.cycles < BIG_AFTER else CLOCK_BIG
                 self.clock(chunk)
                 self.cycles += chunk
-            if self.read32(addr) == value:
-                return None
-            if self.clock is not None and self.cycles >= job["max_cycles"]:
-                return "hang", f"timeout: the case did not finish within {self.cycles} simulated cycles"
-            if time.monotonic() > deadline:
-                if self.clock is None:
-                    return "hang", f"timeout: the case did not finish within {timeout:g} s"
-                return "timeout", (f"timeout: the simulator ran {self.cycles} of {job['max_cycles']} cycles"
-                                   f" in {timeout:g} s")
+            for i, job in list(pending.items()):
+                self.select(slots[i])
+                if self.read32(job["done_addr"]) == job["done_value"]:
+                    del pending[i]
+                    blobs = [self.read(a, n) for a, n in job["reads"]]
+                    self.hold()
+                    emit(i, ("ok", blobs, self.cycles))
+                elif self.clock is not None and self.cycles >= job["max_cycles"]:
+                    del pending[i]
+                    emit(i, self._hung(job, f"timeout: the case did not finish within {self.cycles} simulated cycles"))
+            if pending and time.monotonic() > deadline:
+                for i, job in list(pending.items()):
+                    del pending[i]
+                    self.select(slots[i])
+                    emit(i, self._hung(job, f"timeout: the case did not finish within {timeout:g} s")
+                         if self.clock is None else
+                         ("timeout", f"timeout: the simulator ran {self.cycles} of {job['max_cycles']} cycles"
+                                     f" in {timeout:g} s"))
+
+    def _hung(self, job: dict, message: str) -> tuple:
+        snapshot = self.snapshot(job)     # read while the core is as the hang left it
+        self.hold()
+        return ("hang", message, snapshot)
 
     # --- after a hang (hwbridge.hw.recovery) ---
     def snapshot(self, job: dict) -> dict:
@@ -214,7 +256,8 @@ class Device:
         return any(self.read32(addr) == value for _ in range(READBACK_TRIES))
 
     def reset_units(self, bits: int) -> None:
-        """Pulse Tensix unit soft-reset bits of SOFT_RESET_0 (SoftReset.md) with every RISC-V core held."""
+        """Pulse Tensix unit soft-reset bits of the selected core's SOFT_RESET_0 (SoftReset.md) with every RISC-V
+        core held."""
         self.write32(M.SOFT_RESET_0, M.RESET_ALL | bits)
         self.write32(M.SOFT_RESET_0, M.RESET_ALL)
 

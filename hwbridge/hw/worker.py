@@ -28,6 +28,8 @@ from multiprocessing.connection import Connection
 from multiprocessing.reduction import recv_handle, send_handle
 from pathlib import Path
 
+from .cores import PlacementError
+
 START_TIMEOUT = 120.0
 SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -41,13 +43,16 @@ class Reply:
     snapshot: dict | None = None     # a hang: what the core showed (Device.snapshot)
 
 
-SERVICES = ("reset_units", "warm_reset")     # Device methods the parent may call besides run
+SERVICES = ("reset_units", "warm_reset")     # Device methods the parent may call besides running jobs
 
 
-def _serve(conn: Connection, simulator: str | None, core: tuple[int, int] | None, device_id: int | None) -> None:
+def _serve(conn: Connection, simulator: str | None, place: dict) -> None:
     from hwbridge.hw.device import Device
     try:
-        dev = Device(simulator, core, device_id)
+        dev = Device(simulator, **place)
+    except PlacementError as e:     # the user's --device-id/--core/--jobs: a usage error, not a device fault
+        conn.send(("usage", str(e)))
+        return
     except Exception as e:  # noqa: BLE001 - reported to the parent as a device error
         conn.send(("error", f"cannot open the device: {type(e).__name__}: {e}"))
         return
@@ -59,13 +64,18 @@ def _serve(conn: Connection, simulator: str | None, core: tuple[int, int] | None
             return
         if msg[0] == "close":
             return
-        try:
-            if msg[0] in SERVICES:
-                conn.send(("ok", getattr(dev, msg[0])(*msg[1:])))
-            else:
-                conn.send(dev.run(msg[1], msg[2]))
+        if msg[0] in SERVICES:          # (service, core slot, *args)
+            try:
+                dev.select(msg[1])
+                conn.send(("ok", getattr(dev, msg[0])(*msg[2:])))
+            except Exception as e:  # noqa: BLE001
+                conn.send(("error", f"{type(e).__name__}: {e}"))
+            continue
+        try:                            # ("run_many", jobs, timeout, slots): ("one", i, reply) per job as it ends
+            dev.run_many(msg[1], msg[2], lambda i, reply: conn.send(("one", i, reply)), msg[3])
         except Exception as e:  # noqa: BLE001
-            conn.send(("error", f"{type(e).__name__}: {e}"))
+            conn.send(("failed", f"{type(e).__name__}: {e}"))
+        conn.send(("end",))
 
 
 def _zygote(ctl: Connection) -> None:
@@ -77,7 +87,7 @@ def _zygote(ctl: Connection) -> None:
     ctl.send(("zygote", os.getpid()))
     while True:
         try:
-            _, log_path, simulator, core, device_id = ctl.recv()
+            _, log_path, simulator, place = ctl.recv()
         except EOFError:
             return
         ours, theirs = socket.socketpair()
@@ -93,7 +103,7 @@ def _zygote(ctl: Connection) -> None:
                 private = worker_tmp(os.getpid())      # tt-umd's simulation server directory goes here
                 os.makedirs(private, exist_ok=True)
                 os.environ["TMPDIR"] = private
-                _serve(Connection(theirs.detach()), simulator, core, device_id)
+                _serve(Connection(theirs.detach()), simulator, place)
             finally:
                 os._exit(0)
         theirs.close()
@@ -138,9 +148,9 @@ class Zygote:
         except EOFError:
             raise RuntimeError("the device zygote exited while importing tt-umd/tt-exalens (see its log)") from None
 
-    def fork(self, log_path: str, simulator: str | None, core: tuple[int, int] | None,
-             device_id: int | None = None) -> tuple[Connection, int]:
-        self.ctl.send(("fork", log_path, simulator, core, device_id))
+    def fork(self, log_path: str, simulator: str | None, place: dict) -> tuple[Connection, int]:
+        """A fresh worker opening ``simulator`` (None: a card) with Device's placement options ``place``."""
+        self.ctl.send(("fork", log_path, simulator, place))
         fd = recv_handle(self.ctl)
         return Connection(fd), self.ctl.recv()
 
@@ -167,11 +177,12 @@ class Worker:
     constraints) the worker and its device stay after a failed job; only a worker process that died is
     started again (on a card that reopens the same device, whose state the death did not reset)."""
 
-    def __init__(self, simulator: str | None, core: tuple[int, int] | None = None, timeout: float = 60.0,
-                 replace: bool | None = None, device_id: int | None = None):
-        self.simulator, self.core, self.timeout = simulator, core, timeout
+    def __init__(self, simulator: str | None, core=None, timeout: float = 60.0,
+                 replace: bool | None = None, device_id: int | None = None, jobs: int | None = None,
+                 share: tuple[int, int] | None = None):
+        self.simulator, self.timeout = simulator, timeout
         self.replace = bool(simulator) if replace is None else replace
-        self.device_id = device_id
+        self.place = {"core": core, "device_id": device_id, "jobs": jobs, "share": share}   # Device's options
         self.zygote = Zygote()
         self.conn: Connection | None = None
         self.pid: int | None = None
@@ -198,12 +209,12 @@ class Worker:
         if self._spare is not None:
             (self.conn, self.pid), self._spare = self._spare, None
         else:
-            self.conn, self.pid = self.zygote.fork(self.log_path, self.simulator, self.core, self.device_id)
+            self.conn, self.pid = self.zygote.fork(self.log_path, self.simulator, self.place)
             self._forked.append(self.pid)
         self.starts += 1
         self._pending = True
         if self.replace:
-            self._spare = self.zygote.fork(self.log_path, self.simulator, self.core, self.device_id)
+            self._spare = self.zygote.fork(self.log_path, self.simulator, self.place)
             self._forked.append(self._spare[1])
         if wait:
             self._ready()
@@ -222,7 +233,7 @@ class Worker:
             raise RuntimeError(f"the device worker exited while opening the device: {self._log_tail(self._offset)}") from None
         if kind != "ready":
             self.stop()
-            raise RuntimeError(payload)
+            raise (PlacementError if kind == "usage" else RuntimeError)(payload)
         self.info = payload
 
     def stop(self) -> None:
@@ -274,40 +285,70 @@ class Worker:
             pass
 
     # --- jobs ---
-    def run(self, job, timeout: float | None = None) -> Reply:
+    def run(self, job, timeout: float | None = None, slot: int = 0) -> Reply:
+        """One job on core ``slot`` of the worker's cores."""
+        self.send_many([job], timeout, [slot])
+        return self.collect_many()[0]
+
+    def run_many(self, jobs: list, timeout: float | None = None) -> list[Reply]:
+        """Job i on core i, all at once (hwbridge.hw.device.Device.run_many); one Reply per job, in job order. A
+        worker that dies part-way keeps the replies already sent; the rest say ``died``."""
+        self.send_many(jobs, timeout)
+        return self.collect_many()
+
+    def send_many(self, jobs: list, timeout: float | None = None, slots: list[int] | None = None) -> None:
+        """Start job i on core ``slots[i]`` (default: core i) and return at once (the caller works while the cores
+        run): collect_many answers."""
         if self.conn is None:
             self.start()
         self._ready()
         timeout = self.timeout if timeout is None else timeout
-        offset = os.path.getsize(self.log_path)
-        payload = job if isinstance(job, dict) else job.payload()
+        self._batch = (len(jobs), os.path.getsize(self.log_path), timeout)
+        payloads = [j if isinstance(j, dict) else j.payload() for j in jobs]
         try:
-            self.conn.send(("run", payload, timeout))
-            if not self.conn.poll(timeout + 10.0):
-                self.stop()       # the worker itself is stuck: only its process can go
-                return Reply("timeout", message=f"timeout: no answer from the device within {timeout + 10:g} s")
-            msg = self.conn.recv()
+            self.conn.send(("run_many", payloads, timeout, list(range(len(jobs))) if slots is None else slots))
+        except OSError:
+            pass          # a dead worker: collect_many finds out and says so
+
+    def collect_many(self) -> list[Reply]:
+        """The replies to the jobs send_many started, in job order. Under ``replace``, anything but ``ok`` ends the
+        worker (a core may still be busy): the next batch gets a fresh one."""
+        count, offset, timeout = self._batch
+        replies: list[Reply | None] = [None] * count
+        failure = ""
+        try:
+            while True:
+                if not self.conn.poll(timeout + 10.0):
+                    self.stop()       # the worker itself is stuck: only its process can go
+                    failure = f"timeout: no answer from the device within {timeout + 10:g} s"
+                    break
+                msg = self.conn.recv()
+                if msg[0] == "end":
+                    break
+                if msg[0] == "failed":
+                    failure = msg[1]
+                    continue
+                replies[msg[1]] = _reply(msg[2])
         except (EOFError, OSError):
             self._drop()
-            reply = Reply("died", message=f"device worker exited: {self._log_tail(offset)}")
+            tail = self._log_tail(offset)
+            replies = [r or Reply("died", message=f"device worker exited: {tail}") for r in replies]
             self._respawn()
-            return reply
-        if msg[0] == "ok":
-            return Reply("ok", blobs=msg[1], cycles=msg[2])
-        if self.replace:          # the core may still be busy: the next job gets a fresh worker
+            return replies
+        replies = [r or Reply("timeout" if failure.startswith("timeout") else "error", message=failure)
+                   for r in replies]
+        if self.replace and any(r.status != "ok" for r in replies) and self.conn is not None:
             self.stop()
             self._respawn()
-        if msg[0] == "hang":
-            return Reply("hang", message=msg[1], snapshot=msg[2])
-        return Reply("timeout" if msg[0] == "timeout" else "error", message=msg[1])
+        return replies
 
-    def call(self, service: str, *args, timeout: float = 60.0):
-        """One Device service (SERVICES) in the current worker: its return value, or RuntimeError."""
+    def call(self, service: str, *args, timeout: float = 60.0, slot: int = 0):
+        """One Device service (SERVICES) on core ``slot`` in the current worker: its return value, or RuntimeError."""
         if self.conn is None:
             self.start()
         self._ready()
         try:
-            self.conn.send((service, *args))
+            self.conn.send((service, slot, *args))
             if not self.conn.poll(timeout):
                 self.stop()
                 raise RuntimeError(f"no answer from the device worker to {service} within {timeout:g} s")
@@ -343,6 +384,35 @@ class Worker:
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         errors = [ln for ln in lines if "ERROR" in ln]
         return (errors or lines or ["(no output)"])[-1][:500]
+
+
+def _reply(r: tuple) -> Reply:
+    """A Device reply tuple as a Reply."""
+    if r[0] == "ok":
+        return Reply("ok", blobs=r[1], cycles=r[2])
+    if r[0] == "hang":
+        return Reply("hang", message=r[1], snapshot=r[2])
+    return Reply("timeout" if r[0] == "timeout" else "error", message=r[1])
+
+
+class CoreWorker:
+    """One core of a Worker, as hang recovery (hwbridge.hw.recovery) drives it: ``run`` and ``call`` reach that
+    core; ``stop``/``start`` act on the whole worker (a warm reset reopens the device)."""
+
+    def __init__(self, worker: Worker, slot: int):
+        self.worker, self.slot = worker, slot
+
+    def run(self, job, timeout: float | None = None) -> Reply:
+        return self.worker.run(job, timeout, self.slot)
+
+    def call(self, service: str, *args, timeout: float = 60.0):
+        return self.worker.call(service, *args, timeout=timeout, slot=self.slot)
+
+    def stop(self) -> None:
+        self.worker.stop()
+
+    def start(self, wait: bool = True) -> None:
+        self.worker.start(wait)
 
 
 if __name__ == "__main__":
