@@ -1,7 +1,8 @@
 """The tensix-diff pytest plugin (contract: Commands).
 
 Options: ``--backend=golden|replay|hw`` (default replay), ``--record-mode=none|new|all`` (hw only),
-``--simulator=PATH`` (hw on a libttsim.so), ``--isolation=card|replace``, ``--device-id``, ``--core`` (hw),
+``--simulator=PATH`` (hw on a libttsim.so), ``--isolation=card|replace``, ``--device-id``, ``--core`` (hw: one, a
+list or ``all``; pytest-xdist workers each take their own device, or their own core of one),
 ``--recordings=DIR`` (replay store), ``--strict-recordings``.
 Fixtures: ``backend`` (the selected Backend), ``golden_backend``, ``check_case`` (a function: run golden and
 the selected backend on a case and fail with a readable report unless they agree bit for bit).
@@ -11,6 +12,7 @@ Curated cases ``tests/corpus/**/*.yaml`` are collected as tests named by case na
 """
 from __future__ import annotations
 
+import argparse
 import os
 from collections import Counter
 from pathlib import Path
@@ -18,7 +20,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from hwbridge.hw.cores import xdist_share
 from tensix_cli.backends import BACKENDS, BackendUnavailable, BadOption, get_backend
+from tensix_cli.hw_options import core_arg, device_id_arg
 from tensix_diff.case import CASE_SUFFIXES, Case, CaseError, case_hash, load_case
 from tensix_diff.assess import assess, registry
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
@@ -55,8 +59,11 @@ def pytest_addoption(parser):
     g.addoption("--isolation", choices=("card", "replace"), default=None,
                 help="hw: card (targeted clean-ups, the device is never replaced; the default on a card) or"
                      " replace (a fresh simulator after a case that leaves state; the default on ttsim)")
-    g.addoption("--device-id", type=int, metavar="N", default=None, help="hw: which device (default: the lowest)")
-    g.addoption("--core", metavar="X,Y", default=None, help="hw: Tensix core in NOC0 coordinates (default: the first)")
+    g.addoption("--device-id", metavar="N", default=None,
+                help="hw: which device (default: the lowest; under xdist each worker its own while there are enough)")
+    g.addoption("--core", metavar="X,Y", default=None,
+                help="hw: Tensix core(s) in NOC0 coordinates, X,Y, a list 'X,Y;X,Y' or 'all' (default: the first);"
+                     " under xdist with one device, worker gwN takes the N-th of them")
     g.addoption("--recordings", metavar="DIR", default=None,
                 help="replay store directory (default: $TENSIX_DIFF_RECORDINGS or <repo>/recordings)")
     g.addoption("--allow-no-device", action="store_true",
@@ -110,7 +117,7 @@ class TensixDiffPlugin:
                     self._backend = get_backend("hw", simulator=self.simulator, **self.hw_opts())
                 else:
                     self._backend = get_backend(self.backend_name)
-            except BadOption as e:
+            except BadOption as e:        # includes a --device-id/--core/--jobs choice this device cannot honour
                 pytest.exit(f"tensix-diff: {e}", returncode=2)
             except BackendUnavailable as e:
                 self._no_device(f"no device configured: {e}")
@@ -125,9 +132,15 @@ class TensixDiffPlugin:
         return self._backend
 
     def hw_opts(self) -> dict:
-        """The hw backend's options given on the command line (besides --simulator)."""
+        """The hw backend's options given on the command line (besides --simulator); under pytest-xdist, which
+        worker this is (each takes its own device, or its own core of a shared one: hwbridge.hw.cores.place)."""
         names = ("simulator_version", "isolation", "device_id", "core")
-        return {n: v for n in names if (v := self.config.getoption(n)) is not None}
+        opts = {n: v for n in names if (v := self.config.getoption(n)) is not None}
+        for name, parse in (("device_id", device_id_arg), ("core", core_arg)):
+            if name in opts:
+                opts[name] = parse(opts[name])
+        share = xdist_share()
+        return {**opts, "share": share} if share else opts
 
     def _no_device(self, why: str) -> None:
         """No device: skip when the user asked for that (--allow-no-device), else stop with one line."""
@@ -292,6 +305,12 @@ def pytest_configure(config):
             check_simulator(config.getoption("simulator"))
         except OptionError as e:
             pytest.exit(f"tensix-diff: {e}", returncode=2)
+    for name, parse in (("device_id", device_id_arg), ("core", core_arg)):
+        if config.getoption(name) is not None:
+            try:
+                parse(config.getoption(name))
+            except argparse.ArgumentTypeError as e:
+                pytest.exit(f"tensix-diff: {e}", returncode=2)
     config.pluginmanager.register(TensixDiffPlugin(config), "tensix_diff")
     os.environ["TENSIX_DIFF_BACKEND"] = config.getoption("backend")   # strategies choose what they draw from
     if (config.getoption("backend") == "hw" and "HYPOTHESIS_PROFILE" not in os.environ

@@ -83,6 +83,30 @@ def run_case(backend, case):
         return Result(DEVICE_ERROR, message=f"{type(e).__name__}: {e}")
 
 
+def run_cases(backend, cases: list) -> list:
+    """run_case over ``cases``, in order; a backend that drives several cores (HwBackend.run_many) gets them all at
+    once, so they run side by side."""
+    if len(getattr(backend, "cores", ())) > 1 and len(cases) > 1:
+        from tensix_diff.result import DEVICE_ERROR, Result
+        try:
+            return backend.run_many(cases)
+        except Exception as e:  # the device layer failed for the whole batch: each case says so
+            return [Result(DEVICE_ERROR, message=f"{type(e).__name__}: {e}") for _ in cases]
+    return [run_case(backend, case) for case in cases]
+
+
+def judge_cases(reference, test, cases: list, names: tuple[str, str], **how) -> list:
+    """judge_case over ``cases`` (each side through run_cases), in order."""
+    from tensix_diff.assess import assess
+    expected, actual = run_cases(reference, cases), run_cases(test, cases)
+    return [(assess(c, e, a, names, names[1], **how), e, a) for c, e, a in zip(cases, expected, actual)]
+
+
+def batch_size(*backends) -> int:
+    """How many cases a command hands over at once: enough to keep every core of a multi-core backend busy."""
+    return max([1] + [4 * len(getattr(b, "cores", ())) for b in backends if len(getattr(b, "cores", ())) > 1])
+
+
 def judge_case(reference, test, case, names: tuple[str, str], **how):
     """Run a case on both backends and assess the pair (tensix_diff.assess: registry, expected refusals,
     observed effects; ``how``: assess's keyword options); returns (verdict, the reference's Result, the tested

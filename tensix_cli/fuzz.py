@@ -22,7 +22,8 @@ from generators.bulk import generate
 from generators.constraints import availability_report, available
 from generators.profiles import GOLDEN_ACCEPT, ProfileError, load_profile, profile_names
 from generators.program import NoInstructions
-from .backends import BACKENDS, BackendFailure, BackendUnavailable, get_backend, judge_case
+from .backends import (BACKENDS, BackendFailure, BackendUnavailable, batch_size, get_backend, judge_case,
+                       judge_cases)
 from tensix_diff.case import Case, case_hash, dump_case
 from .hw_options import add_hw_arguments, hw_opts
 from .progress import Progress
@@ -61,7 +62,7 @@ def add_parser(sub) -> None:
     p.add_argument("--recordings", metavar="DIR", help="replay store directory (default: the project's)")
     p.add_argument("--limit", type=int, default=10, metavar="N", help="differences printed per divergence")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-divergence details, only names and summary")
-    add_hw_arguments(p)
+    add_hw_arguments(p, jobs=True)
     p.set_defaults(func=run)
 
 
@@ -92,6 +93,33 @@ def _backend(name: str, args):
 
 def _verdict(ref, test, case: Case, names: tuple[str, str]) -> Verdict:
     return judge_case(ref, test, case, names)[0]
+
+
+def _judged(generated, ref, test, names: tuple[str, str]):
+    """(case seed, case, verdict or None when nothing runs) in order; a multi-core backend judges the cases in
+    batches that fill its cores."""
+    if ref is None:
+        for cs, case in generated:
+            yield cs, case, None
+        return
+    size = batch_size(ref, test)
+    if size == 1:
+        for cs, case in generated:
+            yield cs, case, _verdict(ref, test, case, names)
+        return
+    chunk: list = []
+    for item in generated:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield from _judge_chunk(chunk, ref, test, names)
+            chunk = []
+    yield from _judge_chunk(chunk, ref, test, names)
+
+
+def _judge_chunk(chunk: list, ref, test, names: tuple[str, str]):
+    judged = judge_cases(ref, test, [case for _, case in chunk], names)
+    for (cs, case), (v, _, _) in zip(chunk, judged):
+        yield cs, case, v
 
 
 def _list(p) -> int:
@@ -145,14 +173,13 @@ def run(args) -> int:
     started, t0 = datetime.now(timezone.utc), time.monotonic()
     done, interrupted = 0, False
     try:
-        for cs, case in generate(seed, args.count, p, start=args.start):
+        for cs, case, v in _judged(generate(seed, args.count, p, start=args.start), ref, test, names):
             index = args.start + done
             if out_dir:
                 (out_dir / f"{case.name}.yaml").write_text(dump_case(case))
             if args.bundle:
                 bundled.append(case)
             if not args.no_run:
-                v = _verdict(ref, test, case, names)
                 outcomes[v.outcome] += 1
                 statuses[f"{names[0]}:{v.statuses[0]} {names[1]}:{v.statuses[1]}"] += 1
                 entry = {"index": index, "name": case.name, "case_seed": cs, "case_hash": case_hash(case)}

@@ -14,7 +14,7 @@ from pathlib import Path
 from tensix_diff.result import DEVICE_ERROR, MISSING, OK, STALE, Result
 
 from .hw_options import add_hw_arguments, hw_opts
-from .backends import BACKENDS, BackendFailure, judge_case, open_backend, run_case
+from .backends import BACKENDS, BackendFailure, batch_size, judge_cases, open_backend, run_case, run_cases
 from tensix_diff.bundle import load_each
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
 from tensix_diff.store import ENV_ROOT
@@ -47,7 +47,7 @@ def add_parser(sub) -> None:
     p.add_argument("--effects", action="store_true",
                    help="each matched case's line also counts the instructions whose effect was observed (golden"
                         " ablation: one golden run per instruction)")
-    add_hw_arguments(p)
+    add_hw_arguments(p, jobs=True)
     p.set_defaults(func=run)
 
 
@@ -113,6 +113,20 @@ def run_three_way(cases, args) -> int:
     return EXIT_DIVERGED if bad else EXIT_OK
 
 
+def _judged(cases, test, ref, names: tuple[str, str], **how):
+    """(case, verdict, reference's Result or None, tested Result) in case order; a multi-core backend gets the
+    cases in batches that fill its cores."""
+    size = batch_size(test, ref)
+    for k in range(0, len(cases), size):
+        chunk = cases[k:k + size]
+        if ref is None:
+            for case, actual in zip(chunk, run_cases(test, chunk)):
+                yield case, _solo_verdict(actual), None, actual
+        else:
+            for case, (verdict, expected, actual) in zip(chunk, judge_cases(ref, test, chunk, names, **how)):
+                yield case, verdict, expected, actual
+
+
 def run(args) -> int:
     cases, problems = load_each(args.cases)       # case files, directories, *.cases.jsonl.gz bundles
     if problems and not cases:                     # nothing to run: the reason is the one line
@@ -142,13 +156,9 @@ def run(args) -> int:
     stale: list[str] = []
     dumped = args.dump is None
     progress = Progress("run", len(cases), quiet=args.quiet or len(cases) < 50)
-    for case in cases:
+    for case, verdict, expected, actual in _judged(cases, test, ref, (args.against, args.backend),
+                                                    race_of=races.check):
         progress.step(note=", ".join(f"{n} {k}" for k, n in sorted(outcomes.items()) if k not in (MATCHED, "ran")))
-        if solo:
-            expected, actual = None, run_case(test, case)
-            verdict = _solo_verdict(actual)
-        else:
-            verdict, expected, actual = judge_case(ref, test, case, (args.against, args.backend), race_of=races.check)
         replayed = actual if args.backend == "replay" else expected if args.against == "replay" else None
         if replayed is not None and replayed.provenance.get("device") not in (None, "replay"):
             devices[replayed.provenance["device"]] += 1
