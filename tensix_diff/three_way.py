@@ -1,14 +1,17 @@
 """The three-way oracle: golden, ttsim and silicon on one case, and who is to blame when they disagree.
 
-For each case: golden's result, and from the replay store the newest recording of each device kind
-(``simulator``: ttsim; ``silicon``: a card). Each pair is compared bit for bit over what both observe
+For each case: golden's result and, from the replay store, every device's recording: one column per device
+(each ttsim release, each card: ``blackhole silicon <board id>``). Blame is decided between three kinds:
+golden, ``simulator`` (the newest ttsim recorded) and ``silicon`` (the cards, which must first agree with
+each other: ``cards differ`` otherwise). Each pair is compared bit for bit over what both observe
 (compare.judge; no registry: the point is to see every difference). Blame, when all three answered:
   golden alone differs   -> ``model bug``      (golden is wrong; ttsim and silicon agree)
   ttsim alone differs    -> ``simulator``      (a ttsim bug, or silicon behaviour ttsim lacks)
   silicon alone differs  -> ``erratum/harness`` (silicon behaves unlike both models, or the harness erred)
   all three differ       -> ``unresolved``
   all agree              -> ``agree``
-With only two answers the verdict names the pair (``golden=ttsim``, ``golden!=silicon``, ...).
+With only two answers the verdict names the pair (``golden=ttsim``, ``golden!=silicon``, ...); a case no card
+recorded says ``no silicon recording``.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from .store import Store, choose_device
 KINDS = ("golden", "simulator", "silicon")
 SHORT = {"golden": "golden", "simulator": "ttsim", "silicon": "silicon"}
 BLAME = {"golden": "model bug", "simulator": "simulator", "silicon": "erratum/harness"}
+NO_SILICON = "no silicon recording"
 
 
 def device_kind(result: Result) -> str:
@@ -46,12 +50,16 @@ def agree(a: Result, b: Result) -> bool | None:
 @dataclass
 class ThreeWay:
     case: str
-    results: dict[str, Result]                     # kind -> result (kinds that answered)
-    devices: dict[str, str] = field(default_factory=dict)
+    results: dict[str, Result]                     # kind -> result (kinds that answered; silicon: the first card)
+    devices: dict[str, str] = field(default_factory=dict)           # kind -> the device that answered for it
     pairs: dict[tuple[str, str], bool | None] = field(default_factory=dict)
+    columns: dict[str, Result] = field(default_factory=dict)        # every recorded device -> its recording
+    cards_differ: list[str] = field(default_factory=list)           # cards that disagree with the first card
 
     @property
     def blame(self) -> str:
+        if self.cards_differ:
+            return f"cards differ ({self.devices['silicon']} != {', '.join(self.cards_differ)})"
         kinds = [k for k in KINDS if k in self.results]
         if len(kinds) < 2:
             return "nothing to compare" if not kinds else f"only {SHORT[kinds[0]]}"
@@ -70,26 +78,31 @@ class ThreeWay:
         return "unresolved"
 
     def line(self) -> str:
-        cells = [f"{SHORT[k]}: {self.results[k].status}" + (f" ({self.devices[k]})" if k in self.devices else "")
-                 if k in self.results else f"{SHORT[k]}: -" for k in KINDS]
+        cells = [f"golden: {self.results['golden'].status}"] + \
+            [f"{device}: {r.status}" for device, r in self.columns.items()]
+        if "silicon" not in self.results:
+            cells.append(NO_SILICON)
         return f"{self.case}: {'; '.join(cells)} -> {self.blame}"
 
 
 def three_way(case: Case, golden: Result, store: Store) -> ThreeWay:
-    """Golden's result and the store's newest recording of each device kind for ``case``."""
+    """Golden's result and every device's recording of ``case``; the kinds' representatives compared pairwise."""
+    columns: dict[str, Result] = {}
+    for device in sorted(store.devices(case_hash(case)), key=lambda d: (d.startswith("ttsim") is False, d)):
+        look = store.lookup(case, device)
+        if look.recording is not None:
+            columns[device] = look.recording.result(look.where)
     results: dict[str, Result] = {"golden": golden}
     devices: dict[str, str] = {}
-    by_kind: dict[str, list[tuple[str, Result]]] = {}
-    for device in store.devices(case_hash(case)):
-        look = store.lookup(case, device)
-        if look.recording is None:
-            continue
-        r = look.recording.result(look.where)
-        by_kind.setdefault(device_kind(r), []).append((device, r))
-    for kind, found in by_kind.items():
-        best = choose_device([d for d, _ in found])
-        devices[kind], results[kind] = best, dict(found)[best]
-    tw = ThreeWay(case.name, results, devices)
+    sims = [d for d, r in columns.items() if device_kind(r) == "simulator"]
+    cards = [d for d, r in columns.items() if device_kind(r) == "silicon"]
+    if sims:
+        devices["simulator"] = choose_device(sims)
+        results["simulator"] = columns[devices["simulator"]]
+    if cards:
+        devices["silicon"], results["silicon"] = cards[0], columns[cards[0]]
+    differ = [d for d in cards[1:] if agree(columns[cards[0]], columns[d]) is False]
+    tw = ThreeWay(case.name, results, devices, columns=columns, cards_differ=differ)
     kinds = [k for k in KINDS if k in results]
     for i, a in enumerate(kinds):
         for b in kinds[i + 1:]:
@@ -97,15 +110,18 @@ def three_way(case: Case, golden: Result, store: Store) -> ThreeWay:
     return tw
 
 
-
 def html(rows: list[ThreeWay]) -> str:
-    """The three-way section of a report page: one row per case, blame counts first."""
+    """The three-way section of a report page: one row per case, one column per recorded device, blame counts
+    first."""
     from collections import Counter
 
     from .report_html import page, pre, table
     counts = Counter(r.blame for r in rows)
+    devices = sorted({d for r in rows for d in r.columns}, key=lambda d: (d.startswith("ttsim") is False, d))
     body = pre([f"{n} {blame}" for blame, n in counts.most_common()])
-    body += table(("case", "golden", "ttsim", "silicon", "blame"),
-                  [(r.case, *[r.results[k].status if k in r.results else "-" for k in KINDS], r.blame) for r in rows],
+    cells = [(r.case, r.results["golden"].status,
+              *[r.columns[d].status if d in r.columns else "-" for d in devices],
+              "" if "silicon" in r.results else NO_SILICON, r.blame) for r in rows]
+    body += table(("case", "golden", *devices, "silicon", "blame"), cells,
                   ["" if r.blame in ("agree",) else "never" for r in rows])
-    return page("tensix-diff three-way oracle", [("Golden / ttsim / silicon", body)])
+    return page("tensix-diff three-way oracle", [("Golden and every recorded device", body)])

@@ -59,6 +59,42 @@ def test_two_answers_name_the_pair_and_the_command_reports(tmp_path, capsys):
     code = main(["run", str(path), "--three-way", "--recordings", str(tmp_path / "rec"),
                  "--html", str(tmp_path / "t.html")])
     out = capsys.readouterr().out
-    assert code == 1 and "three: golden: ok; ttsim: ok (ttsim 1.10.0); silicon: ok" in out
+    assert code == 1 and f"three: golden: ok; ttsim 1.10.0: ok; {CARD['device']}: ok ->" in out
     assert "-> erratum/harness" in out and "1 cases (three-way): 1 erratum/harness" in out
     assert "erratum/harness" in (tmp_path / "t.html").read_text()
+
+
+CARD_B = {**CARD, "device": "card-fixture p150a second card (test data, not a device)"}
+
+
+def test_one_column_per_recorded_device_and_no_silicon_said(tmp_path, capsys):
+    store = Store(tmp_path / "rec")
+    store.record(CASE, _result(SIM), "all")
+    store.record(CASE, _result({**SIM, "device": "ttsim 1.9.0"}), "all")
+    tw = three_way(CASE, GoldenBackend().run(CASE), Store(tmp_path / "rec"))
+    assert list(tw.columns) == ["ttsim 1.10.0", "ttsim 1.9.0"] and tw.devices == {"simulator": "ttsim 1.10.0"}
+    assert tw.line() == "three: golden: ok; ttsim 1.10.0: ok; ttsim 1.9.0: ok; no silicon recording -> golden=ttsim"
+    store.record(CASE, _result(CARD), "all")
+    store.record(CASE, _result(CARD_B), "all")
+    tw = three_way(CASE, GoldenBackend().run(CASE), Store(tmp_path / "rec"))
+    assert len(tw.columns) == 4 and "no silicon recording" not in tw.line() and tw.blame == "agree"
+    path = tmp_path / "three.yaml"
+    path.write_text(dump_case(CASE))
+    assert main(["run", str(path), "--three-way", "--recordings", str(tmp_path / "rec"),
+                 "--html", str(tmp_path / "t.html")]) == 0
+    assert f"{CARD_B['device']}: ok" in capsys.readouterr().out
+    page = (tmp_path / "t.html").read_text()
+    assert all(d in page for d in ("ttsim 1.9.0", CARD["device"], CARD_B["device"]))
+
+
+def test_two_cards_that_disagree_are_blamed_on_neither_model(tmp_path, capsys):
+    store = Store(tmp_path / "rec")
+    store.record(CASE, _result(SIM), "all")
+    store.record(CASE, _result(CARD), "all")
+    store.record(CASE, _result(CARD_B, 9), "all")
+    tw = three_way(CASE, GoldenBackend().run(CASE), Store(tmp_path / "rec"))
+    assert tw.blame == f"cards differ ({CARD['device']} != {CARD_B['device']})"
+    path = tmp_path / "three.yaml"
+    path.write_text(dump_case(CASE))
+    assert main(["run", str(path), "--three-way", "--recordings", str(tmp_path / "rec")]) == 1
+    assert "-> cards differ" in capsys.readouterr().out
