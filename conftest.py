@@ -268,15 +268,12 @@ class TensixDiffPlugin:
 def pytest_cmdline_main(config):
     """How a run spreads over cores (pytest-xdist): the whole suite, or any directory of tests, on one worker
     per logical core (``--dist worksteal``) unless -n, --dist or --tx is given; named test files or ids stay in
-    one process. Never by default under --backend=hw (a card is one device, and a simulator run keeps one
-    simulator); -n with --backend=hw on a card is refused."""
+    one process. Never by default under --backend=hw (a simulator run keeps one simulator); with -n there each
+    worker takes its own device, or its own Tensix core of a shared one (TensixDiffPlugin.hw_opts)."""
     if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
         return
     given = config.option.numprocesses is not None or config.option.dist != "no" or config.option.tx
     if config.getoption("backend") == "hw":
-        if given and config.option.numprocesses != 0 and not config.getoption("simulator"):
-            raise pytest.UsageError("-n/--dist with --backend=hw on a card: one card is one device, so its cases"
-                                    " run in one process (drop -n, or use --simulator=PATH)")
         return
     if given or config.option.usepdb or config.option.collectonly:
         return
