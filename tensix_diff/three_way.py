@@ -115,13 +115,20 @@ def html(rows: list[ThreeWay]) -> str:
     first."""
     from collections import Counter
 
-    from .report_html import page, pre, table
+    from .report_html import cards, folded, page, table
     counts = Counter(r.blame for r in rows)
     devices = sorted({d for r in rows for d in r.columns}, key=lambda d: (d.startswith("ttsim") is False, d))
-    body = pre([f"{n} {blame}" for blame, n in counts.most_common()])
-    cells = [(r.case, r.results["golden"].status,
-              *[r.columns[d].status if d in r.columns else "-" for d in devices],
-              "" if "silicon" in r.results else NO_SILICON, r.blame) for r in rows]
-    body += table(("case", "golden", *devices, "silicon", "blame"), cells,
-                  ["" if r.blame in ("agree",) else "never" for r in rows])
-    return page("tensix-diff three-way oracle", [("Golden and every recorded device", body)])
+    lead = cards([("cases", len(rows), "")] + [(blame, n, "ok" if blame == "agree" else "bad")
+                                              for blame, n in counts.most_common()])
+    heads = ("case", "golden", *devices, "silicon", "blame")
+
+    def cells(rs):
+        return [(r.case, r.results["golden"].status, *[r.columns[d].status if d in r.columns else "-" for d in devices],
+                 "" if "silicon" in r.results else NO_SILICON, r.blame) for r in rs]
+    differ = [r for r in rows if r.blame != "agree"]
+    agree = [r for r in rows if r.blame == "agree"]
+    sections = [("Cases where the sides differ", table(heads, cells(differ), ["never"] * len(differ)) if differ
+                 else "<p>none: golden and every recorded device agree on every case</p>")]
+    if agree:
+        sections.append(("Cases where all agree", folded(f"{len(agree)} cases", table(heads, cells(agree)))))
+    return page("tensix-diff three-way oracle", sections, lead=lead)

@@ -85,6 +85,7 @@ def test_one_column_per_recorded_device_and_no_silicon_said(tmp_path, capsys):
     assert f"{CARD_B['device']}: ok" in capsys.readouterr().out
     page = (tmp_path / "t.html").read_text()
     assert all(d in page for d in ("ttsim 1.9.0", CARD["device"], CARD_B["device"]))
+    assert page.index('class="cards"') < page.index("<h2>") and "<details><summary>1 cases</summary>" in page
 
 
 def test_two_cards_that_disagree_are_blamed_on_neither_model(tmp_path, capsys):
