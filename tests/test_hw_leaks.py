@@ -18,7 +18,6 @@ Needs a Blackhole libttsim.so (``pytest --backend=hw --simulator=PATH [--isolati
 """
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,6 +27,8 @@ from golden import isa
 from generators.profiles import profile_names
 from golden.riscv import RiscvAction
 from tensix_diff.case import Case, load_case, parse_case
+
+from sim_util import sim_path  # noqa: F401 - the fixture: the simulator's path, or skip
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILES = tuple(profile_names())   # every profile (14): counters and default carry MOP blocks (mop_cfg RISC-V
@@ -39,10 +40,6 @@ def _w(text: str) -> list[int]:
     return isa.assemble(text)
 
 
-def _simulator(config) -> str | None:
-    return config.getoption("simulator", None) or os.environ.get("TENSIX_DIFF_SIMULATOR")
-
-
 MAX_CYCLES = 200_000      # a case needs ~40K simulated cycles; the latched-wait cases hang on ttsim
 
 
@@ -52,16 +49,8 @@ def _backend(sim: str, **opts):
 
 
 @pytest.fixture(scope="module")
-def sim(request):
-    path = _simulator(request.config)
-    if not path:
-        pytest.skip("needs a Blackhole libttsim.so: pytest --backend=hw --simulator=PATH")
-    return path
-
-
-@pytest.fixture(scope="module")
-def hw(request, sim):
-    with _backend(sim, isolation=request.config.getoption("isolation", None)) as backend:
+def hw(request, sim_path):
+    with _backend(sim_path, isolation=request.config.getoption("isolation", None)) as backend:
         yield backend
 
 
@@ -199,7 +188,8 @@ KIND_PAIRS = (("leak-delta08-last0", "leak-delta08-last1"), ("leak-flag-stack-de
               ("leak-mailbox-unread", "probe-mailbox"))
 
 
-def test_the_suite_fails_when_the_clean_ups_are_disabled(sim):
+def test_the_suite_fails_when_the_clean_ups_are_disabled(sim_path):
+    sim = sim_path
     by_name = {c.name: c for c in directed_dirty() + probes()}
     pairs = [(by_name[a], by_name[b]) for a, b in KIND_PAIRS]
     with _backend(sim, isolation="card") as hw:
