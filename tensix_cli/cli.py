@@ -80,17 +80,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def _version() -> str:
     """``--version``: the package, golden's source digest and git revision, and the hw stack when installed."""
-    from importlib import metadata
-
-    from golden.revision import source_digest
+    from hwbridge.hw.device import installed_version as of
+    from tensix_diff.revision import sources_hash
     from tensix_diff.store import harness_revision
-
-    def of(dist: str) -> str:
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            return "not installed"
-    return (f"tensix-diff {of('tensix-diff')}\ngolden {source_digest()} (harness {harness_revision()})\n"
+    return (f"tensix-diff {of('tensix-diff')}\ngolden {sources_hash(())} (harness {harness_revision()})\n"
             f"tt-exalens {of('tt-exalens')}\ntt-umd {of('tt-umd')}")
 
 

@@ -24,7 +24,8 @@ READBACK_TRIES = 100           # host reads of a debug-bus select before giving 
 CLOCK_FIRST, CLOCK_STEP, CLOCK_BIG, BIG_AFTER = 36_000, 2_000, 200_000, 200_000   # a case takes ~62K cycles
 
 
-def _version(dist: str) -> str:
+def installed_version(dist: str) -> str:
+    """The installed version of distribution ``dist``, or "absent"."""
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
@@ -111,7 +112,7 @@ class Device:
         self.slot, self.noc0, self.translated, self.xy = slot, self.noc0s[slot], self.translateds[slot], self.xys[slot]
 
     def info(self) -> dict:
-        return {"tt_exalens": _version("tt-exalens"), "tt_umd": _version("tt-umd"),
+        return {"tt_exalens": installed_version("tt-exalens"), "tt_umd": installed_version("tt-umd"),
                 "core_noc0": list(self.noc0s[0]), "core_translated": list(self.translateds[0]),
                 "cores_noc0": [list(c) for c in self.noc0s], "arch": self.arch, "identity": self.identity}
 
