@@ -10,7 +10,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tensix-diff"
+    """The project's cache directory: $TENSIX_DIFF_CACHE/tensix-diff, else $XDG_CACHE_HOME's, else ~/.cache's."""
+    base = os.environ.get("TENSIX_DIFF_CACHE") or os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "tensix-diff"
 
 
 @cache

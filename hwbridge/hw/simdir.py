@@ -14,6 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from tensix_diff.revision import cache_root
+
 from .errors import OptionError
 
 TENSIX_COLUMNS = [*range(1, 8), *range(10, 17)]
@@ -55,11 +57,6 @@ def file_sha256(path: Path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-def cache_root() -> Path:
-    base = os.environ.get("TENSIX_DIFF_CACHE") or os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "tensix-diff"
 
 
 def check_simulator(given: str | os.PathLike) -> Path:
