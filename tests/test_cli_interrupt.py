@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from sim_util import sim_path  # noqa: F401 - the fixture: the simulator's path, or skip
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = shutil.which("tensix-diff")
 pytestmark = pytest.mark.skipif(SCRIPT is None, reason="the tensix-diff console script is not installed")
@@ -51,14 +53,8 @@ def test_run_interrupted_exits_130_in_one_line(tmp_path):
     assert "Traceback" not in rest and lines[-1] == "tensix-diff: interrupted"
 
 
-def _simulator(config) -> str | None:
-    return config.getoption("simulator", None) or os.environ.get("TENSIX_DIFF_SIMULATOR")
-
-
-def test_record_interrupted_exits_130_and_keeps_the_store_whole(tmp_path, request):
-    sim = _simulator(request.config)
-    if not sim:
-        pytest.skip("needs a Blackhole libttsim.so: --simulator=PATH")
+def test_record_interrupted_exits_130_and_keeps_the_store_whole(tmp_path, sim_path):
+    sim = sim_path
     bundle = sorted((ROOT / "tests" / "fuzz_corpus").glob("ttsim-default-*part01.cases.jsonl.gz"))[0]
     store = tmp_path / "rec"
     code, _, rest = _interrupt(["record", str(bundle), "--simulator", sim, "--recordings", str(store)],
