@@ -77,3 +77,47 @@ def test_the_report_reads_at_1400_px_summary_first(tmp_path, skew):
     shot = tmp_path / "shot.png"
     _chromium(f"--screenshot={shot}", page.as_uri())
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 2000
+
+
+def _three_way_page(tmp_path: Path) -> Path:
+    """`run --three-way --html` over one case with a ttsim and a card recording (fixtures, not a device), the
+    card's SrcA counter off by one, so one case differs."""
+    import copy
+
+    from golden import isa
+    from tensix_diff.case import Case, dump_case
+    from tensix_diff.store import Store
+    case = Case("three", "", {0: [isa.assemble_line("INCRWC rwc_cr=0 rwc_d=3 rwc_b=1 rwc_a=2")]})
+    sim = {"device": "ttsim 1.10.0", "device_kind": "simulator", "platform": "ttsim", "core": "1,2"}
+    card = {**sim, "device": "card-fixture (test data, not a device)", "device_kind": "silicon",
+            "platform": "blackhole"}
+    store = Store(tmp_path / "rec")
+    for prov, bump in ((sim, 0), (card, 1)):
+        state = copy.deepcopy(GoldenBackend().run(case).state)
+        state.pop("dest_valid")
+        state["rwc"]["0"]["srca"] += bump
+        store.record(case, Result("ok", state, provenance=prov), "all")
+    path = tmp_path / "three.yaml"
+    path.write_text(dump_case(case))
+    page = tmp_path / "three.html"
+    assert cli.main(["run", str(path), "--three-way", "--recordings", str(tmp_path / "rec"),
+                     "--html", str(page)]) == 1
+    return page
+
+
+def test_the_three_way_page_reads_at_1400_px_summary_first(tmp_path):
+    width, dom = _layout(_three_way_page(tmp_path))
+    assert width <= WIDTH, f"the page scrolls sideways: {width} px"
+    assert dom.index('class="cards"') < dom.index("<h2>")
+    assert "<h2>Cases where the sides differ</h2>" in dom and "erratum/harness" in dom
+    assert "<th>ttsim 1.10.0</th>" in dom and "<th>card-fixture (test data, not a device)</th>" in dom
+
+
+def test_the_coverage_page_reads_at_1400_px_summary_first(tmp_path):
+    page = tmp_path / "coverage.html"
+    spec = Path(__file__).resolve().parent / "corpus" / "spec"
+    assert cli.main(["coverage", str(spec), "--jobs", "1", "--summary", "--html", str(page)]) == 0
+    width, dom = _layout(page)
+    assert width <= WIDTH, f"the page scrolls sideways: {width} px"
+    assert dom.index('class="cards"') < dom.index("<h2>")
+    assert re.search(r"<td>SETRWC</td>", dom), "the per-instruction table lists the instructions"
