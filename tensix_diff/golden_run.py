@@ -8,7 +8,7 @@ from golden.core import Tensix
 from golden.errors import GoldenError
 from golden.ops.config import GLOBAL_BASE, word_mask
 from golden.registers import CONFIG_STATES
-from golden.state import ADC_UNITS, THREADS, AdcChannel, Rwc, TensixState
+from golden.state import ADC_UNITS, COLS, THREADS, AdcChannel, Rwc, TensixState
 
 from .case import Case
 from .result import OK, Result
@@ -30,9 +30,14 @@ def apply_init(s: TensixState, case: Case) -> None:
                 s.config[target][i] = v
     for addr, data in init.l1:
         s.l1.write(addr, data)
-    for row, vals in init.dest:
-        s.dest.bits[row] = np.asarray(vals, dtype=np.uint16)
-        s.dest.valid[row] = True
+    rows = [row for row, _ in init.dest]
+    if len(set(rows)) == len(rows):          # all at once; a row given twice: one at a time, in order
+        s.dest.bits[rows] = np.array([vals for _, vals in init.dest], dtype=np.uint16).reshape(-1, COLS)
+        s.dest.valid[rows] = True
+    else:
+        for row, vals in init.dest:
+            s.dest.bits[row] = np.asarray(vals, dtype=np.uint16)
+            s.dest.valid[row] = True
 
 
 def observe(s: TensixState, case: Case) -> dict:

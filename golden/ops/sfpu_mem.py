@@ -173,5 +173,9 @@ def sfploadi(m, t, f):
     if vd >= 8:
         raise NotModelled(f"SFPLOADI to LReg[{vd}] (ttsim v1.10.0 refuses it)")
     lreg = m.s.sfpu.lreg[vd]
-    for lane in lanes_of(m.s.sfpu.lane_mask()):
-        lreg[lane] = _loadi_value(f.instr_mod0, f.imm16, int(lreg[lane])) & MASK32
+    lanes = lanes_of(m.s.sfpu.lane_mask())
+    if f.instr_mod0 in (8, 10):           # keeps half of each lane's old value
+        old = lreg.tolist()
+        lreg[lanes] = [_loadi_value(f.instr_mod0, f.imm16, old[lane]) & MASK32 for lane in lanes]
+    elif lanes:
+        lreg[lanes] = _loadi_value(f.instr_mod0, f.imm16, 0) & MASK32
