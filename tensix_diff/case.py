@@ -21,6 +21,8 @@ from golden.registers import CONFIG_STATES, CONFIG_WORDS, thread_config_words
 from golden.riscv import RiscvAction
 from golden.state import COLS, DEST_ROWS, GPRS, L1_SIZE, THREADS
 
+from . import raw_words
+
 # Part of every case hash: bump it when the observed-state format changes, so old recordings go stale.
 OBSERVATION_FORMAT = "tensix-diff-observation/1"
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -296,6 +298,10 @@ class _DumpReader:
         pattern, store, append, get = _DUMP_LINES["instruction"], _DUMP_LINES["mop_cfg"], words.append, seen.get
         while True:
             line = lines[i]
+            if line.startswith(raw_words.PREFIX) and (run := raw_words.take(lines, i))[0]:
+                words += run[0]           # a run of raw words, read at once (tensix_diff.raw_words)
+                i = run[1]
+                continue
             if (w := get(line)) is None:
                 if m := pattern.fullmatch(line):
                     w = _plain_word(m[1])
