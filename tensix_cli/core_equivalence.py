@@ -42,7 +42,7 @@ def digests(backend, cases: list, chunk: int = 256) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     from hwbridge.hw.backend import HwBackend
-    from tensix_diff.bundle import load_each
+    from tensix_diff.case import load_each
     ap = argparse.ArgumentParser(prog="python -m tensix_cli.core_equivalence", description=__doc__.splitlines()[0])
     ap.add_argument("cases", nargs="+", help="case files, directories, *.cases.jsonl.gz bundles")
     add_hw_arguments(ap, jobs=True)

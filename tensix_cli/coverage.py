@@ -289,7 +289,7 @@ def html_report(cov: Coverage) -> str:
 def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: bool = True) -> list[Run]:
     """Run every case on golden, look up its recording, assess the pair, and for each match the
     instructions whose effect was observed (cached; both steps on ``jobs`` processes). Progress on stderr."""
-    from tensix_diff.bundle import load_any
+    from tensix_diff.case import load_any
     from tensix_cli.backends import open_backend
     global _ASSESS
     cases = load_any(paths)   # case files, directories and recorded fuzz bundles
@@ -362,7 +362,7 @@ class _EffectsCache(ResultCache):
     revision of golden and of the accounting."""
 
     def __init__(self):
-        super().__init__("effects", ("effects.py", "golden_run.py", "case.py"))
+        super().__init__("effects", ("effects.py", "golden_run.py", "case"))
 
     @staticmethod
     def key_of(case: Case, shape: dict) -> str:

@@ -258,7 +258,7 @@ BUNDLE_CASES = 250      # at most about 1.6 MB of gzip'd JSON (cases with 128 ra
 
 
 def _write_bundles(prefix: str, cases: list[Case]) -> list[str]:
-    from tensix_diff.bundle import BUNDLE_SUFFIX, write_bundle
+    from tensix_diff.case import BUNDLE_SUFFIX, write_bundle
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
     out = []
     for k in range(0, len(cases), BUNDLE_CASES):

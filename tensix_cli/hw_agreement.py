@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     from tensix_diff.store import Store
 
-    from tensix_diff.bundle import load_any
+    from tensix_diff.case import load_any
     cases = load_any(args.cases or [str(p) for p in DEFAULT_PATHS])
     rows = evaluate(cases, Store(args.recordings), args.jobs)
     devices = Counter(r["device_kind"] for r in rows if r["device_kind"])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from tensix_diff.bundle import load_any
+from tensix_diff.case import load_any
 from tensix_diff.race import RANDOM_SCHEDULES, check
 
 from .backends import EXIT_USAGE, BackendFailure

@@ -44,7 +44,7 @@ def run(args) -> int:
     from tensix_diff.case import CaseError, case_hash
     from tensix_diff.store import Store
 
-    from tensix_diff.bundle import load_any
+    from tensix_diff.case import load_any
 
     try:
         cases = load_any(args.cases or [REPO / "tests" / "corpus"])

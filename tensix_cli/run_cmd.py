@@ -15,7 +15,7 @@ from tensix_diff.result import DEVICE_ERROR, MISSING, OK, STALE, Result
 
 from .hw_options import add_hw_arguments, hw_opts
 from .backends import BACKENDS, BackendFailure, batch_size, judge_cases, open_backend, run_case, run_cases
-from tensix_diff.bundle import load_each
+from tensix_diff.case import load_each
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
 from tensix_diff.store import ENV_ROOT
 from tensix_diff.case import Case

@@ -55,7 +55,7 @@ def run(args) -> int:
 
 
 def _cases(paths) -> dict:
-    from tensix_diff.bundle import load_any
+    from tensix_diff.case import load_any
     try:
         return {case_hash(c): c for c in load_any([Path(p) for p in paths])}
     except CaseError as e:

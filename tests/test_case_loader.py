@@ -9,8 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from golden import isa
-from tensix_diff.case import (Case, CaseError, Init, Observe, _fast_case, _walk_case, canonical, case_hash,
-                              dump_case, load_case, load_cases, parse_case, validate_shape)
+from tensix_diff.case import (Case, CaseError, Init, Observe, canonical, case_hash, dump_case, load_case, load_cases,
+                              parse_case, validate_shape)
+from tensix_diff.case.fast import fast_case
+from tensix_diff.case.yaml_walker import walk_case
 
 CONTRACT_EXAMPLE = """\
 name: matmul-addrmod-trace        # unique, [a-z0-9-]
@@ -191,16 +193,16 @@ tags: [x, "y z"]
 def _walked(text: str, source: str = "t.yaml") -> str:
     """What the walker makes of text: the Case (repr shows types and order) or its error line."""
     try:
-        return repr(_walk_case(text, source))
+        return repr(walk_case(text, source))
     except CaseError as e:
         return f"CaseError: {e}"
 
 
 def _agree(text: str, source: str = "t.yaml") -> Case | None:
     """The fast path's Case for text, checked field by field against the walker's; None when it fell back."""
-    fast = _fast_case(text, source)
+    fast = fast_case(text, source)
     if fast is not None:
-        slow = _walk_case(text, source)   # raises if the fast path accepted what the walker refuses
+        slow = walk_case(text, source)   # raises if the fast path accepted what the walker refuses
         for f in fields(Case):
             assert repr(getattr(fast, f.name)) == repr(getattr(slow, f.name)), f.name
         assert canonical(fast) == canonical(slow) and case_hash(fast) == case_hash(slow)
@@ -226,8 +228,8 @@ def test_fast_path_reads_plain_names_and_mop_configuration_stores():
     assert case is not None and case.name == "big-plain" and case.description == ""
     assert [(i, a.args) for i, a in case.actions[1]] == [(0, (1, 0)), (0, (3, 0x2000000)), (2, (7, 0x2000000))]
     for name in ("true", "123", "null", "0x1f", "off"):
-        assert _fast_case(f"name: {name}\n" + body, "x") is None
-    assert _fast_case("name: x\n" + body.replace("value: 0x0}", "value: 0x100000000}"), "x") is None
+        assert fast_case(f"name: {name}\n" + body, "x") is None
+    assert fast_case("name: x\n" + body.replace("value: 0x0}", "value: 0x100000000}"), "x") is None
 
 
 def test_fast_path_agrees_with_walker_on_generated_cases():
@@ -245,7 +247,7 @@ def _plain(s: str) -> bool:
 def test_fast_path_agrees_with_walker_on_corpus(path):
     text = path.read_text()
     _agree(text, str(path))                  # hand-written files mostly fall back (comments, flow style)
-    case = _walk_case(text, str(path))
+    case = walk_case(text, str(path))
     fast = _agree(dump_case(case), str(path))
     if not case.actions and _plain(case.description) and all(map(_plain, case.tags)):
         assert fast is not None, "its dump_case form fell back to the walker"
@@ -304,7 +306,7 @@ TRICKY = {
 @pytest.mark.parametrize("what", TRICKY)
 def test_tricky_inputs_take_the_walker(what):
     text = TRICKY[what]
-    assert _fast_case(text, "t.yaml") is None
+    assert fast_case(text, "t.yaml") is None
     try:
         got = repr(parse_case(text, "t.yaml"))
     except CaseError as e:

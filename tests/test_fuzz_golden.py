@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generators.strategies import can_generate, cases
-from tensix_diff.bundle import load_bundle
+from tensix_diff.case import load_bundle
 
 BOUND = 20
 CORPUS = Path(__file__).resolve().parent / "fuzz_corpus"

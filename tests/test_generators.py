@@ -338,7 +338,7 @@ def test_format_pairs_are_checked_when_a_profile_loads():
 
 
 def test_fuzz_writes_case_bundles_that_load_back(tmp_path, capsys):
-    from tensix_diff.bundle import count_cases, load_bundle
+    from tensix_diff.case import count_cases, load_bundle
     prefix = tmp_path / "b" / "ttsim-formats-s1"
     assert cli.main(["fuzz", "--profile", "formats", "--count", "3", "--seed", "1", "--no-run", "--bundle",
                      str(prefix), "--report", str(tmp_path / "r.json")]) == 0

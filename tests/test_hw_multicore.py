@@ -78,7 +78,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_the_equivalence_command(sim_path, tmp_path):
-    from tensix_diff.bundle import write_bundle
+    from tensix_diff.case import write_bundle
     write_bundle(tmp_path / "s.cases.jsonl.gz", sample()[::5])
     out = _cli_module("tensix_cli.core_equivalence", str(tmp_path / "s.cases.jsonl.gz"), "--simulator", sim_path,
                       "--jobs", "4", "--core", "all")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from hwbridge.golden_backend import GoldenBackend
-from tensix_diff.bundle import count_cases, load_bundle
+from tensix_diff.case import count_cases, load_bundle
 from hwbridge.replay import ReplayBackend
 from tensix_diff.assess import assess
 from tensix_diff.compare import KNOWN, MATCHED, UNCOMPARED

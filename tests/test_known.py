@@ -15,7 +15,7 @@ import golden.ops.sync as sync
 from golden import isa
 from tensix_diff.result import OK, Result
 from hwbridge.golden_backend import GoldenBackend
-from tensix_diff.bundle import load_bundle
+from tensix_diff.case import load_bundle
 from hwbridge.replay import ReplayBackend
 from tensix_diff.assess import assess
 from tensix_diff.case import Case, load_case

@@ -11,7 +11,7 @@ from golden.riscv import RiscvAction
 from hwbridge.hw import l1_map as M, leftovers
 from hwbridge.hw import program as hw_program
 from hwbridge.hw import rv32 as rv
-from tensix_diff.bundle import from_canonical
+from tensix_diff.case import from_canonical
 from hwbridge.hw.platform import load
 from tensix_diff.case import CaseError, Observe, canonical, case_hash, dump_case, parse_case, without
 from tensix_diff.golden_run import run_golden

@@ -19,7 +19,7 @@ from golden.errors import GoldenError
 from golden.state import MATRIX_UNIT
 from hwbridge.golden_backend import GoldenBackend
 from tensix_diff.assess import assess
-from tensix_diff.bundle import load_each
+from tensix_diff.case import load_each
 from tensix_diff.case import Case
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, compare
 from tensix_diff.golden_run import apply_init

@@ -2,7 +2,7 @@
 
 A recorded fuzz corpus keeps its cases in bundles, so the replay suite neither depends on the generator
 staying byte-for-byte the same nor pays for YAML parsing (JSON loads ~100x faster). Each line is
-``tensix_diff.case.canonical(case)``; ``from_canonical`` rebuilds a Case with the same case hash.
+``canonical(case)``; ``from_canonical`` rebuilds a Case with the same case hash.
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import zlib
 from pathlib import Path
 from typing import Iterable
 
-from tensix_diff.case import (Case, CaseError, Init, Observe, actions_from_json, canonical, case_files, load_case,
-                              validate_shape)
+from .checks import validate_shape
+from .model import Case, CaseError, Init, Observe, actions_from_json, canonical
 
 BUNDLE_SUFFIX = ".cases.jsonl.gz"
 
@@ -80,35 +80,4 @@ def load_bundle(path: str | Path) -> list[Case]:
                 raise
             except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
                 raise CaseError(f"{p}:{i + 1}: corrupt case line ({type(e).__name__})") from None
-    return out
-
-
-def load_each(paths: Iterable[str | Path]) -> tuple[list[Case], list[str]]:
-    """Like load_any, but a file that cannot be loaded is reported (its one line) and the rest still load."""
-    cases: list[Case] = []
-    problems: list[str] = []
-    for path in map(Path, paths):
-        if path.is_dir():
-            files = [f for f in case_files([path])] + sorted(path.rglob(f"*{BUNDLE_SUFFIX}"))
-        else:
-            files = [path]
-        for f in files:
-            try:
-                cases += load_bundle(f) if f.name.endswith(BUNDLE_SUFFIX) else [load_case(f)]
-            except CaseError as e:
-                problems.append(str(e))
-    return cases, problems
-
-
-def load_any(paths: Iterable[str | Path]) -> list[Case]:
-    """Case files, directories of them, and bundles (a directory's bundles are included)."""
-    out: list[Case] = []
-    for p in map(Path, paths):
-        if p.is_file() and p.name.endswith(BUNDLE_SUFFIX):
-            out += load_bundle(p)
-        elif p.is_dir():
-            out += [load_case(f) for f in case_files([p])]
-            out += [c for b in sorted(p.rglob(f"*{BUNDLE_SUFFIX}")) for c in load_bundle(b)]
-        else:
-            out += [load_case(f) for f in case_files([p])]
     return out

@@ -1,4 +1,4 @@
-"""Case files through libyaml's composed nodes: any YAML layout, every error with its line (tensix_diff.case
+"""Case files through libyaml's composed nodes: any YAML layout, every error with its line (the fast reader
 reads dump_case's layout itself and comes here for anything else, so a run of such files never imports yaml)."""
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from golden.riscv import RiscvAction
 from golden.state import COLS, DEST_ROWS, GPRS, L1_SIZE, SEMAPHORES, THREADS
 from golden.yaml_tables import pickled
 
-from .revision import sources_hash
-from .case import (MAX_CASE_BYTES, NAME_RE, Case, CaseError, Init, Observe, _Bad, _in_range, _l1_region, _no_overlap,
-                   _one_line)
+from ..revision import sources_hash
+from .checks import Bad, in_range, l1_region, no_overlap, one_line
+from .model import MAX_CASE_BYTES, NAME_RE, Case, CaseError, Init, Observe
 
 _RESOLVER = yaml.resolver.Resolver()     # how the loader tags a plain scalar
 
@@ -43,7 +43,7 @@ class _Walker:
 
     def fail(self, node: yaml.Node | None, msg: str) -> CaseError:
         line = f":{node.start_mark.line + 1}" if node is not None else ""
-        return CaseError(_one_line(f"{self.source}{line}: {msg}"))
+        return CaseError(one_line(f"{self.source}{line}: {msg}"))
 
     def scalar(self, node: yaml.Node, what: str) -> Any:
         if not isinstance(node, yaml.ScalarNode):
@@ -63,8 +63,8 @@ class _Walker:
             except isa.IsaError:
                 raise self.fail(node, f"{what} must be an integer (decimal, 0x.., 0b..), not {v!r}") from None
         try:
-            return _in_range(v, lo, hi, what)
-        except _Bad as e:
+            return in_range(v, lo, hi, what)
+        except Bad as e:
             raise self.fail(node, str(e)) from None
 
     def text(self, node: yaml.Node, what: str) -> str:
@@ -128,8 +128,8 @@ class _Walker:
 
     def check_overlaps(self, regions: list[tuple[int, int, yaml.Node]], what: str) -> None:
         try:
-            _no_overlap([(a, n, f" (line {nd.start_mark.line + 1})") for a, n, nd in regions], what)
-        except _Bad as e:
+            no_overlap([(a, n, f" (line {nd.start_mark.line + 1})") for a, n, nd in regions], what)
+        except Bad as e:
             later = max(regions, key=lambda r: r[2].start_mark.line)  # report at a line in the file
             raise self.fail(later[2], str(e)) from None
 
@@ -142,8 +142,8 @@ class _Walker:
                 raise self.fail(hnode, f"init.l1 hex must be a non-empty even number of hex digits, not {h!r}")
             data = bytes.fromhex(digits)
             try:
-                _l1_region(addr, len(data), "init.l1 region")
-            except _Bad as e:
+                l1_region(addr, len(data), "init.l1 region")
+            except Bad as e:
                 raise self.fail(item, str(e)) from None
             out.append((addr, data))
             spans.append((addr, len(data), item))
@@ -155,8 +155,8 @@ class _Walker:
         for addr, snode, item in self.region_list(node, "observe.l1", "size"):
             size = self.integer(snode, "observe.l1 size", 1, L1_SIZE)
             try:
-                _l1_region(addr, size, "observe.l1 region")
-            except _Bad as e:
+                l1_region(addr, size, "observe.l1 region")
+            except Bad as e:
                 raise self.fail(item, str(e)) from None
             out.append((addr, size))
             spans.append((addr, size, item))
@@ -257,7 +257,7 @@ class _Walker:
                 except isa.IsaError as e:
                     raise self.fail(a["until"], str(e)) from None
                 out = [RiscvAction("sem_wait", (self.integer(a["sem"], f"{what} sem", 0, SEMAPHORES - 1), cond[0],
-                                                _in_range(n, 0, riscv.SEM_LIMIT, f"{what} until value")))]
+                                                in_range(n, 0, riscv.SEM_LIMIT, f"{what} until value")))]
             elif kind == "mailbox_write":
                 a = args(("to", "value"))
                 out = [RiscvAction(kind, (self.integer(a["to"], f"{what} to", 0, THREADS - 1),
@@ -270,7 +270,7 @@ class _Walker:
                 riscv.check(x, t)
         except CaseError:
             raise                      # already one line with its location
-        except (_Bad, ValueError) as e:
+        except (Bad, ValueError) as e:
             raise self.fail(v, f"{what}: {e}") from None
         return out
 
@@ -359,9 +359,9 @@ def walk_case(text: str, source: str) -> Case:
         mark = e.problem_mark or e.context_mark
         line = f":{mark.line + 1}" if mark is not None else ""
         problem = " ".join(str(x) for x in (e.context, e.problem) if x)
-        raise CaseError(_one_line(f"{source}{line}: invalid YAML: {problem}")) from None
+        raise CaseError(one_line(f"{source}{line}: invalid YAML: {problem}")) from None
     except (yaml.YAMLError, RecursionError, ValueError) as e:  # reader errors (bad characters), deep nesting
-        raise CaseError(_one_line(f"{source}: invalid YAML: {str(e) or type(e).__name__}")) from None
+        raise CaseError(one_line(f"{source}: invalid YAML: {str(e) or type(e).__name__}")) from None
     try:
         return w.case(root)
     except RecursionError:
@@ -372,6 +372,6 @@ def walked_file(text: str, source: str) -> Case:
     """A case file's parse: the YAML walker's result is kept under $XDG_CACHE_HOME/tensix-diff/cases by the
     text's hash and the parser's revision (tensix_diff.revision), so hand-written corpus files are walked once
     per revision; a damaged cache entry is only ever a miss."""
-    key = hashlib.sha256(f"{sources_hash(('case.py', 'case_yaml.py'))}\0{text}".encode()).hexdigest()[:32]
+    key = hashlib.sha256(f"{sources_hash(('case',))}\0{text}".encode()).hexdigest()[:32]
     case = pickled("cases", key, lambda: walk_case(text, source))
     return dataclasses.replace(case, source=source) if isinstance(case, Case) else walk_case(text, source)
