@@ -1,4 +1,4 @@
-"""`tensix-diff store stats|verify|merge OTHER|gc|migrate`: look after the replay store (tensix_diff.store).
+"""`tensix-diff store stats|verify|merge OTHER|gc|migrate`: look after the replay store (tensix_diff.store.upkeep).
 
 - ``stats``: cases, recordings per device, bundles, bytes per recording and per case.
 - ``verify``: every bundle readable, every blob's hash matches its content, every recording decodes.
@@ -11,15 +11,13 @@
 """
 from __future__ import annotations
 
-import gzip
-import json
-import shutil
 from collections import Counter
 from pathlib import Path
 
 from .backends import EXIT_USAGE, BackendFailure
 from tensix_diff.case import CaseError, case_hash
-from tensix_diff.store import REPO_ROOT, Recording, Store, StoreError, _Bad, _blob_hash, _check_provenance, _dict, decode_state
+from tensix_diff.store import REPO_ROOT, Store, StoreError
+from tensix_diff.store import upkeep
 
 DEFAULT_CASES = [REPO_ROOT / "tests" / "corpus", REPO_ROOT / "tests" / "fuzz_corpus"]
 
@@ -78,122 +76,32 @@ def stats(store: Store) -> int:
 
 
 def verify(store: Store) -> int:
-    store._load()              # noqa: SLF001 (every bundle read and checked whole: StoreError on any damage)
-    problems = list(store.warnings)
-    keys = store.keys()
-    for p, text in store._blobs.items():      # noqa: SLF001 (the store's own blob table)
-        if _blob_hash(json.loads(text)) != p:
-            problems.append(f"blob {p}: its hash does not match its content")
-    for h, device in keys:
-        try:
-            store.get(h, device, structural=True)
-        except StoreError as e:
-            problems.append(str(e))
+    n, problems = upkeep.verify(store)
     for line in problems:
         print(line)
-    print(f"verified {len(keys)} recordings in {len(store.bundles())} bundles: "
+    print(f"verified {n} recordings in {len(store.bundles())} bundles: "
           + ("OK" if not problems else f"{len(problems)} problem(s)"))
     return 0 if not problems else 1
 
 
 def merge(store: Store, other: Store) -> int:
-    mine = {k: store._load()[k] for k in store.keys()}          # noqa: SLF001
-    added, same, conflicts = 0, 0, []
-    theirs = other._load()                                      # noqa: SLF001
-    new = []
-    for key, line in sorted(theirs.items()):
-        if key in mine:
-            if _result_of(mine[key].payload) == _result_of(line.payload):
-                same += 1
-            else:
-                conflicts.append(f"nondeterminism: case {line.case_name} ({key[0][:12]}) on {key[1]}: {other.root}"
-                                 f" ({line.bundle}) and {store.root} ({mine[key].bundle}) hold different results")
-            continue
-        new.append(line)
-        added += 1
-    if new:
-        blobs = {json.loads(ln.payload)["p"] for ln in new}
-        text = [f"P\t{p}\t{other._blobs[p]}\n" for p in sorted(blobs) if p in other._blobs]   # noqa: SLF001
-        text += ["\t".join(("R", ln.case_hash, ln.device, ln.case_name, ln.payload)) + "\n" for ln in new]
-        store.write_bundles(store.packed_lines() + text)
-    for c in conflicts:
+    m = upkeep.merge(store, other)
+    for c in m.conflicts:
         print(c)
-    print(f"merged {other.root} into {store.root}: {added} added, {same} already there,"
-          f" {len(conflicts)} conflicting (kept ours)")
-    return 1 if conflicts else 0
-
-
-def _result_of(payload: str) -> tuple:
-    doc = json.loads(payload)
-    return doc["status"], json.dumps(doc["state"], sort_keys=True), doc["base"]
+    print(f"merged {other.root} into {store.root}: {m.added} added, {m.same} already there,"
+          f" {len(m.conflicts)} conflicting (kept ours)")
+    return 1 if m.conflicts else 0
 
 
 def gc(store: Store, cases: dict | None) -> int:
-    before = store.keys()
-    keep = (lambda ln: True) if cases is None else (lambda ln: ln.case_hash in cases)
-    store.write_bundles(store.packed_lines(keep))
-    after = store.keys()
-    print(f"gc {store.root}: kept {len(after)} of {len(before)} recordings in {len(store.bundles())} bundles")
+    before, after = upkeep.gc(store, cases)
+    print(f"gc {store.root}: kept {after} of {before} recordings in {len(store.bundles())} bundles")
     return 0
 
 
 def migrate(store: Store, source: Path, cases: dict) -> int:
     """Old layout -> bundles, once; the old files are removed after the bundles are written."""
-    old = sorted(source.glob("??/*.json.gz"))
-    if not old:
-        raise BackendFailure(EXIT_USAGE, f"{source}: no recordings in the old layout to migrate")
-    target = Store(store.root)
-    target._check_layout = lambda: None                         # noqa: SLF001 (the old files are ours to move)
-    existing = target.packed_lines()
-    recs, rebased = [], 0
-    for p in old:
-        rec = _read_old(p)
-        case = cases.get(rec.case_hash)
-        if case is not None and case.init.dest:
-            rec.base = {r: list(v) for r, v in case.init.dest}
-            rebased += 1
-        recs.append(rec)
-    lines, blobs = [], {}
-    for rec in recs:
-        line, blob, p = target._encode(rec)                     # noqa: SLF001
-        if blob:
-            blobs[p] = blob + "\n"
-            target._blobs[p] = blob.split("\t", 2)[2]           # noqa: SLF001
-        lines.append(line + "\n")
-    target.write_bundles(existing + list(blobs.values()) + lines)
-    check = Store(store.root)
-    check._check_layout = lambda: None                          # noqa: SLF001
-    for rec in recs:       # every migrated recording reads back to the very same state before anything is removed
-        got = check.get(rec.case_hash, rec.device, case=cases.get(rec.case_hash))
-        if got is None or got.state != rec.state or got.status != rec.status:
-            raise StoreError(f"migration check failed for {rec.case_name}: not removing the old layout")
-    for p in old:
-        p.unlink()
-    for d in {p.parent for p in old}:
-        if not any(d.iterdir()):
-            d.rmdir()
-    shutil.rmtree(source / "names", ignore_errors=True)
-    print(f"migrated {len(recs)} recordings ({rebased} with Dest relative to the case's initial Dest) into"
-          f" {len(check.bundles())} bundles; removed the old layout")
+    n, rebased = upkeep.migrate(store, source, cases)
+    print(f"migrated {n} recordings ({rebased} with Dest relative to the case's initial Dest) into"
+          f" {len(Store(store.root).bundles())} bundles; removed the old layout")
     return 0
-
-
-def _read_old(p: Path) -> Recording:
-    """One recording of the old layout (format 1): Dest sparse by non-zero rows, GPR lists."""
-    try:
-        doc = _dict(json.loads(gzip.decompress(p.read_bytes())), "the recording")
-        state = doc["state"]
-        if state is not None:
-            st = {}
-            for k, v in state.items():
-                if k == "gpr":
-                    st[k] = {t: {str(i): x for i, x in enumerate(regs) if x} for t, regs in _dict(v, "gpr").items()}
-                else:
-                    st[k] = v
-            state = decode_state(st, {})
-        prov = _check_provenance(doc["provenance"])
-        return Recording(doc["case_hash"], doc["case_name"], doc["status"], state, prov, doc["message"],
-                         list(doc["unobservable"]))
-    except (OSError, ValueError, KeyError, _Bad) as e:
-        raise StoreError(f"{p}: cannot migrate: {e}") from None
-

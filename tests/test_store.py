@@ -273,7 +273,7 @@ def test_stats_prints_bytes_per_case(tmp_path, capsys):
 
 
 def test_packing_keeps_every_bundle_under_the_size_limit(tmp_path, monkeypatch):
-    import tensix_diff.store as store_mod
+    import tensix_diff.store.store as store_mod
     monkeypatch.setattr(store_mod, "BUNDLE_OPEN", 3000)
     store = Store(tmp_path)
     for i in range(12):

@@ -18,7 +18,7 @@ lines win (``--mode all`` re-records); ``pack`` rewrites bundles without superse
 recordings of one case on one device met in ``merge`` are reported as nondeterminism, never chosen.
 Recordings made by golden are refused: golden cannot be evidence about the device.
 
-A lookup reads one member, found through ``.index.gz`` (tensix_diff.store_bundles: per bundle, where each
+A lookup reads one member, found through ``.index.gz`` (bundles.py: per bundle, where each
 recording is, valid while the bundle's fingerprint holds; rebuilt from a checked scan of any bundle that
 changed). ``verify``, ``stats``, merges, gc and writes read every bundle whole.
 """
@@ -37,17 +37,15 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from .result import DEVICE_ERROR, GOLDEN_ERRORS, OK, REFUSED, Result
-
-from .case import NAME_RE, Case, case_hash
-from .store_bundles import (BUNDLE_MAX, BUNDLE_OPEN, BUNDLE_RE, HASH_RE, Line, Members, Places, Scan, Segment,
-                            StaleIndex, StoreError, atomic_write, ends_complete, fingerprint, packed, read_index,
-                            scan, write_index)
-from .store_codec import (PROVENANCE_KEYS, _Bad, _blob_hash, _check_provenance, _dict, _dumps, _need, decode_state,
-                          encode_state)
+from ..case import NAME_RE, Case, case_hash
+from ..result import DEVICE_ERROR, GOLDEN_ERRORS, OK, REFUSED, Result
+from .bundles import (BUNDLE_MAX, BUNDLE_OPEN, BUNDLE_RE, HASH_RE, Line, Members, Places, Scan, Segment, StaleIndex,
+                      StoreError, atomic_write, ends_complete, fingerprint, packed, read_index, scan, write_index)
+from .codec import (PROVENANCE_KEYS, Bad, check_provenance, decode_state, dumps, encode_state, mapping, need,
+                    blob_hash)
 
 FORMAT = 2
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 ENV_ROOT = "TENSIX_DIFF_RECORDINGS"
 RECORD_MODES = ("none", "new", "all")
 RECORDED_STATUSES = (OK, REFUSED) + GOLDEN_ERRORS   # never a transient device-error
@@ -157,7 +155,7 @@ class Store:
         return self._places.lines
 
     def _index(self) -> Places:
-        """The recordings' places: through the index (store_bundles) for bundles unchanged since it was
+        """The recordings' places: through the index (bundles.py) for bundles unchanged since it was
         written, every other bundle scanned (and the index rewritten); payloads are read when asked."""
         if self._places is None:
             self._check_layout()
@@ -251,28 +249,28 @@ class Store:
         where = f"{self.root / line.bundle}"
         line = self._payload(line)
         try:
-            doc = _dict(json.loads(line.payload), "the recording")
+            doc = mapping(json.loads(line.payload), "the recording")
             fields = ("status", "message", "p", "prov", "state", "base")
-            _need(set(doc) == set(fields), f"fields {sorted(doc)} are not {sorted(fields)}")
-            _need(doc["status"] in RECORDED_STATUSES, f"status {doc['status']!r} is not one of {RECORDED_STATUSES}")
-            _need(isinstance(doc["message"], str), "message is not text")
-            _need(isinstance(doc["p"], str) and self._blob(doc["p"]) is not None,
+            need(set(doc) == set(fields), f"fields {sorted(doc)} are not {sorted(fields)}")
+            need(doc["status"] in RECORDED_STATUSES, f"status {doc['status']!r} is not one of {RECORDED_STATUSES}")
+            need(isinstance(doc["message"], str), "message is not text")
+            need(isinstance(doc["p"], str) and self._blob(doc["p"]) is not None,
                   f"provenance blob {str(doc['p'])[:16]} is not in the store")
-            shared = _dict(json.loads(self._blobs[doc["p"]]), "provenance blob")
+            shared = mapping(json.loads(self._blobs[doc["p"]]), "provenance blob")
             unobservable = shared.pop("unobservable", [])
-            _need(isinstance(unobservable, list) and all(isinstance(x, str) for x in unobservable),
+            need(isinstance(unobservable, list) and all(isinstance(x, str) for x in unobservable),
                   "unobservable is not a list of text")
-            prov = _check_provenance({**shared, **_dict(doc["prov"], "provenance")})
-            _need(device_of(prov) == line.device, f"provenance names {device_of(prov)!r}, the line {line.device!r}")
-            _need(isinstance(doc["base"], str) and doc["base"] in ("init", "zero"), f"base {str(doc['base'])[:20]!r}")
-            _need(structural or doc["base"] == "zero" or base or not _dict(doc["state"] or {}, "state").get("dest"),
+            prov = check_provenance({**shared, **mapping(doc["prov"], "provenance")})
+            need(device_of(prov) == line.device, f"provenance names {device_of(prov)!r}, the line {line.device!r}")
+            need(isinstance(doc["base"], str) and doc["base"] in ("init", "zero"), f"base {str(doc['base'])[:20]!r}")
+            need(structural or doc["base"] == "zero" or base or not mapping(doc["state"] or {}, "state").get("dest"),
                   "Dest is stored relative to the case's initial Dest: look it up with the case")
             state = None if doc["state"] is None else decode_state(doc["state"], base if doc["base"] == "init" else {})
-            _need(bool(state) or doc["status"] != OK, "status ok without an observed state")
-            _need(state is None or doc["status"] == OK, f"status {doc['status']} with an observed state")
+            need(bool(state) or doc["status"] != OK, "status ok without an observed state")
+            need(state is None or doc["status"] == OK, f"status {doc['status']} with an observed state")
         except (ValueError, RecursionError) as e:
             raise StoreError(f"{where}: corrupt recording of {line.case_name}: not JSON ({type(e).__name__})") from None
-        except _Bad as e:
+        except Bad as e:
             raise StoreError(f"{where}: corrupt recording of {line.case_name}: {e}") from None
         if is_golden(prov):
             raise StoreError(f"{where}: recording of {line.case_name} came from {prov['device']}; golden is never"
@@ -299,20 +297,20 @@ class Store:
         if rec.status not in RECORDED_STATUSES:
             raise StoreError(f"refusing to record case '{rec.case_name}' with status {rec.status!r}")
         try:
-            _need(HASH_RE.match(rec.case_hash) is not None and NAME_RE.match(rec.case_name) is not None,
+            need(HASH_RE.match(rec.case_hash) is not None and NAME_RE.match(rec.case_name) is not None,
                   "case hash or name")
-            prov = _check_provenance(dict(rec.provenance))
-            _need("\t" not in rec.device and "\n" not in rec.device, "device name")
+            prov = check_provenance(dict(rec.provenance))
+            need("\t" not in rec.device and "\n" not in rec.device, "device name")
             own = {k: prov.pop(k) for k in PER_RECORDING if k in prov}
             shared = {**prov, "unobservable": list(rec.unobservable)}
-            p = _blob_hash(shared)
+            p = blob_hash(shared)
             state = None if rec.state is None else encode_state(rec.state, rec.base)
-            payload = _dumps({"status": rec.status, "message": rec.message, "p": p, "prov": own, "state": state,
+            payload = dumps({"status": rec.status, "message": rec.message, "p": p, "prov": own, "state": state,
                               "base": "init" if rec.base else "zero"})
-        except (_Bad, TypeError, ValueError) as e:
+        except (Bad, TypeError, ValueError) as e:
             raise StoreError(f"{self.root}: cannot record case '{rec.case_name}': {e}") from None
         line = "\t".join(("R", rec.case_hash, rec.device, rec.case_name, payload))
-        blob = None if p in self._blobs else "\t".join(("P", p, _dumps(shared)))
+        blob = None if p in self._blobs else "\t".join(("P", p, dumps(shared)))
         return line, blob, p
 
     def put(self, rec: Recording) -> Path:
@@ -419,7 +417,7 @@ class Store:
 def _content(payload: str) -> tuple:
     """What a recording says about the device: everything but the per-recording provenance (date, ...)."""
     doc = json.loads(payload)
-    return doc.get("status"), doc.get("message"), doc.get("p"), _dumps(doc.get("state")), doc.get("base")
+    return doc.get("status"), doc.get("message"), doc.get("p"), dumps(doc.get("state")), doc.get("base")
 
 
 def choose_device(devices: list[str]) -> str:

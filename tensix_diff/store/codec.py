@@ -1,7 +1,7 @@
 """The replay store's recording encoding: the contract state <-> a compact JSON form, checked both ways.
 
 Dest is stored relative to the case's initial Dest (only rows that differ from it, as hex), valid bits as a
-bitmap, GPRs sparsely; every field is range-checked on the way in and on the way out (``_Bad`` names it).
+bitmap, GPRs sparsely; every field is range-checked on the way in and on the way out (``Bad`` names it).
 """
 from __future__ import annotations
 
@@ -16,17 +16,17 @@ from golden.state import ADC_UNITS, COLS, DEST_ROWS, GPRS, THREADS, AdcChannel, 
 
 PROVENANCE_KEYS = ("device", "exalens", "umd", "core", "harness", "date", "observable")
 
-class _Bad(Exception):
+class Bad(Exception):
     pass
 
 
-def _need(cond: bool, what: str) -> None:
+def need(cond: bool, what: str) -> None:
     if not cond:
-        raise _Bad(what)
+        raise Bad(what)
 
 
 def _int(v: Any, hi: int, what: str) -> int:
-    _need(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= hi, f"{what} is not an integer in 0..{hi:#x}")
+    need(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= hi, f"{what} is not an integer in 0..{hi:#x}")
     return v
 
 
@@ -39,20 +39,20 @@ def _ints(vals: list, hi: int, what: str) -> list:
     return vals
 
 
-def _dict(v: Any, what: str) -> dict:
-    _need(isinstance(v, dict), f"{what} is not a mapping")
+def mapping(v: Any, what: str) -> dict:
+    need(isinstance(v, dict), f"{what} is not a mapping")
     return v
 
 
 def _index(k: Any, n: int, what: str) -> int:
-    _need(isinstance(k, str) and k.isdigit() and int(k) < n, f"{what} key {k!r} is not in 0..{n - 1}")
+    need(isinstance(k, str) and k.isdigit() and int(k) < n, f"{what} key {k!r} is not in 0..{n - 1}")
     return int(k)
 
 
 def _fields(d: Any, names: tuple[str, ...], hi: int, what: str) -> dict:
-    d = _dict(d, what)
+    d = mapping(d, what)
     if d.keys() - set(names):
-        raise _Bad(f"{what} has unknown fields {sorted(set(d) - set(names))}")
+        raise Bad(f"{what} has unknown fields {sorted(set(d) - set(names))}")
     if not all(type(x) is int and 0 <= x <= hi for x in d.values()):
         for k, x in d.items():
             _int(x, hi, f"{what} {k}")
@@ -60,47 +60,47 @@ def _fields(d: Any, names: tuple[str, ...], hi: int, what: str) -> dict:
 
 
 def _hexbytes(v: Any, what: str, size: int | None = None) -> bytes:
-    _need(isinstance(v, str), f"{what} is not a hex string")
+    need(isinstance(v, str), f"{what} is not a hex string")
     try:
         b = bytes.fromhex(v)
     except ValueError:
-        raise _Bad(f"{what} is not a hex string") from None
-    _need(size is None or len(b) == size, f"{what} holds {len(b)} bytes, not {size}")
+        raise Bad(f"{what} is not a hex string") from None
+    need(size is None or len(b) == size, f"{what} holds {len(b)} bytes, not {size}")
     return b
 
 
 def _rwc(v: Any) -> dict:
     return {str(_index(t, THREADS, "rwc")): _fields(f, Rwc.FIELDS, 0xFFFFFFFF, f"rwc {t}")
-            for t, f in _dict(v, "rwc").items()}
+            for t, f in mapping(v, "rwc").items()}
 
 
 def _adc(v: Any) -> dict:
     out = {}
-    for t, units in _dict(v, "adc").items():
+    for t, units in mapping(v, "adc").items():
         _index(t, THREADS, "adc")
         out[t] = {}
-        for u, chans in _dict(units, f"adc {t}").items():
-            _need(u in ADC_UNITS, f"adc {t} unit {u!r} is unknown")
+        for u, chans in mapping(units, f"adc {t}").items():
+            need(u in ADC_UNITS, f"adc {t} unit {u!r} is unknown")
             out[t][u] = {str(_index(c, 2, f"adc {t} {u}")): _fields(f, AdcChannel.FIELDS, 0xFFFFFFFF, f"adc {t} {u} {c}")
-                         for c, f in _dict(chans, f"adc {t} {u}").items()}
+                         for c, f in mapping(chans, f"adc {t} {u}").items()}
     return out
 
 
 def _gpr(v: Any) -> dict:
     out = {}
-    for t, regs in _dict(v, "gpr").items():
+    for t, regs in mapping(v, "gpr").items():
         _index(t, THREADS, "gpr")
-        _need(isinstance(regs, list) and len(regs) == GPRS, f"gpr {t} is not a list of {GPRS}")
+        need(isinstance(regs, list) and len(regs) == GPRS, f"gpr {t} is not a list of {GPRS}")
         out[t] = _ints(regs, 0xFFFFFFFF, f"gpr {t}")
     return out
 
 
 def _gpr_sparse(v: Any) -> dict:
     out = {}
-    for t, regs in _dict(v, "gpr").items():
+    for t, regs in mapping(v, "gpr").items():
         _index(t, THREADS, "gpr")
         full = [0] * GPRS
-        for i, x in _dict(regs, f"gpr {t}").items():
+        for i, x in mapping(regs, f"gpr {t}").items():
             full[_index(i, GPRS, f"gpr {t}")] = _int(x, 0xFFFFFFFF, f"gpr {t} {i}")
         out[t] = full
     return out
@@ -108,8 +108,8 @@ def _gpr_sparse(v: Any) -> dict:
 
 def _l1(v: Any) -> dict:
     out = {}
-    for addr, data in _dict(v, "l1").items():
-        _need(isinstance(addr, str) and re.fullmatch(r"0x[0-9a-f]+", addr) is not None, f"l1 address {addr!r}")
+    for addr, data in mapping(v, "l1").items():
+        need(isinstance(addr, str) and re.fullmatch(r"0x[0-9a-f]+", addr) is not None, f"l1 address {addr!r}")
         _hexbytes(data, f"l1 {addr}")
         out[addr] = data
     return out
@@ -118,8 +118,8 @@ def _l1(v: Any) -> dict:
 def _config(v: Any) -> dict:
     return {str(_index(s, CONFIG_STATES, "config")): {
                 str(_index(i, CONFIG_WORDS, f"config {s}")): _int(x, 0xFFFFFFFF, f"config {s} {i}")
-                for i, x in _dict(regs, f"config {s}").items()}
-            for s, regs in _dict(v, "config").items()}
+                for i, x in mapping(regs, f"config {s}").items()}
+            for s, regs in mapping(v, "config").items()}
 
 
 _COMMON = {"rwc": _rwc, "adc": _adc, "l1": _l1, "config": _config}
@@ -133,16 +133,16 @@ def encode_state(state: dict, base: dict[int, list[int]]) -> dict:
     out: dict[str, Any] = {}
     for key, value in state.items():
         if key == "dest":
-            _need(isinstance(value, list) and len(value) == DEST_ROWS, f"dest is not {DEST_ROWS} rows")
+            need(isinstance(value, list) and len(value) == DEST_ROWS, f"dest is not {DEST_ROWS} rows")
             rows = {}
             for r, row in enumerate(value):
-                _need(isinstance(row, (list, tuple)) and len(row) == COLS, f"dest row {r} is not {COLS} cells")
+                need(isinstance(row, (list, tuple)) and len(row) == COLS, f"dest row {r} is not {COLS} cells")
                 row = _ints(list(row), 0xFFFF, f"dest row {r}")
                 if row != base.get(r, [0] * COLS):
                     rows[str(r)] = _ROW.pack(*row).hex()
             out["dest"] = rows
         elif key == "dest_valid":
-            _need(isinstance(value, list) and len(value) == DEST_ROWS and all(isinstance(x, bool) for x in value),
+            need(isinstance(value, list) and len(value) == DEST_ROWS and all(isinstance(x, bool) for x in value),
                   f"dest_valid is not {DEST_ROWS} booleans")
             out["dest_valid"] = int("".join("1" if x else "0" for x in value), 2).to_bytes(DEST_ROWS // 8, "big").hex()
         elif key == "gpr":
@@ -150,16 +150,16 @@ def encode_state(state: dict, base: dict[int, list[int]]) -> dict:
         elif key in _COMMON:
             out[key] = _COMMON[key](value)
         else:
-            raise _Bad(f"unknown state region {key!r}")
+            raise Bad(f"unknown state region {key!r}")
     return out
 
 
 def decode_state(stored: Any, base: dict[int, list[int]]) -> dict:
     out: dict[str, Any] = {}
-    for key, value in _dict(stored, "state").items():
+    for key, value in mapping(stored, "state").items():
         if key == "dest":
             dest = [list(base[r]) if r in base else [0] * COLS for r in range(DEST_ROWS)]
-            for r, h in _dict(value, "dest").items():
+            for r, h in mapping(value, "dest").items():
                 b = _hexbytes(h, f"dest row {r}", _ROW_BYTES)
                 dest[_index(r, DEST_ROWS, "dest")] = list(_ROW.unpack(b))
             out["dest"] = dest
@@ -174,22 +174,22 @@ def decode_state(stored: Any, base: dict[int, list[int]]) -> dict:
         elif key in _COMMON:
             out[key] = _COMMON[key](value)
         else:
-            raise _Bad(f"unknown state region {key!r}")
+            raise Bad(f"unknown state region {key!r}")
     return out
 
 
-def _check_provenance(p: Any) -> dict:
-    p = _dict(p, "provenance")
+def check_provenance(p: Any) -> dict:
+    p = mapping(p, "provenance")
     missing = [k for k in PROVENANCE_KEYS if k not in p]
-    _need(not missing, f"provenance lacks {', '.join(missing)}")
-    _need(isinstance(p["device"], str) and p["device"].strip() != "", "provenance names no device")
-    _need(isinstance(p["observable"], list), "provenance observable is not a list")
+    need(not missing, f"provenance lacks {', '.join(missing)}")
+    need(isinstance(p["device"], str) and p["device"].strip() != "", "provenance names no device")
+    need(isinstance(p["observable"], list), "provenance observable is not a list")
     return p
 
 
-def _blob_hash(obj: Any) -> str:
+def blob_hash(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
 
 
-def _dumps(obj: Any) -> str:
+def dumps(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"))

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from .case import NAME_RE
+from ..case import NAME_RE
 
 HASH_RE = re.compile(r"^[0-9a-f]{64}$")
 BUNDLE_RE = re.compile(r"^b(\d{4,})\.jsonl\.gz$")
