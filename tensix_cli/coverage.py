@@ -330,7 +330,7 @@ SAVE_EVERY_S = 60.0   # how often collect() writes the effects cache while it wo
 def _assess_one(i: int) -> tuple:
     """Case i of _ASSESS: (golden result, recording, verdict outcome, message, effects mask or None); states
     are kept only where a report draws them (divergences), so what travels back stays small."""
-    from tensix_cli.backends import run_case
+    from hwbridge.registry import run_case
     cases, golden, replay, effects = _ASSESS
     case = cases[i]
     rec = run_case(replay, case)

@@ -22,8 +22,7 @@ from generators.bulk import generate
 from generators.constraints import availability_report, available
 from generators.profiles import GOLDEN_ACCEPT, ProfileError, load_profile, profile_names
 from generators.program import NoInstructions
-from .backends import (BACKENDS, BackendFailure, BackendUnavailable, batch_size, get_backend, judge_case,
-                       judge_cases)
+from hwbridge.registry import BACKENDS, BackendUnavailable, batch_size, get_backend, judge_case, judge_cases
 from tensix_diff.case import Case, case_hash, dump_case
 from .hw_options import add_hw_arguments, hw_opts
 from .progress import Progress
@@ -31,7 +30,7 @@ from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPA
 from tensix_diff.report_campaign import campaign_html
 from tensix_diff.triage import CampaignTriage
 
-from .exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from .exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, BackendFailure
 _Fail = BackendFailure   # a one-line failure with its exit status
 ERRORS_LISTED = 200
 

@@ -7,12 +7,13 @@ import sys
 from pathlib import Path
 from typing import Callable
 
+from hwbridge.registry import run_case
 from tensix_diff.case import Case, dump_case, load_case
 from tensix_diff.compare import DEVICE_FAILED
 from tensix_diff.minimizer import MinReport, Minimizer
 from tensix_diff.result import Result
 
-from .backends import open_backend, run_case
+from .backends import open_backend
 from .hw_options import add_hw_arguments, hw_opts
 from .progress import Progress
 

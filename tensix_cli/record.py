@@ -14,9 +14,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from hwbridge.registry import batch_size, run_cases
 from tensix_diff.result import DEVICE_ERROR, TAINTED
 
-from .backends import batch_size, open_backend, run_cases
+from .backends import open_backend
 from .hw_options import add_hw_arguments, hw_opts
 from .progress import Progress
 

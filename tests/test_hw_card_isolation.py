@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from tensix_cli import cli, run_cmd
+from tensix_cli import cli
+from tensix_cli import run as run_cmd
 from tensix_diff.case import dump_case
 from test_hw_leaks import directed_dirty, probes
 

@@ -1,5 +1,5 @@
 """The replay store: packed bundles keyed by case hash + device, compact, atomic and safe for concurrent
-recorders; stale, corrupt and torn recordings; merge, gc and migration (tensix_diff.store, store_cmd)."""
+recorders; stale, corrupt and torn recordings; merge, gc and migration (tensix_diff.store, tensix_cli.store)."""
 from __future__ import annotations
 
 import copy
@@ -17,7 +17,7 @@ from golden import isa
 from tensix_diff.result import Result
 from hwbridge.golden_backend import GoldenBackend
 from hwbridge.replay import ReplayBackend
-from tensix_cli import store_cmd
+from tensix_cli import store as store_cmd
 from tensix_diff.case import Case, Init, case_hash
 from tensix_diff.compare import NothingCompared, compare
 from tensix_diff.store import BUNDLE_MAX, PROVENANCE_KEYS, Recording, Store, StoreError, choose_device

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from .backends import EXIT_USAGE, BackendFailure
+from .exits import EXIT_USAGE, BackendFailure
 from tensix_diff.case import CaseError, case_hash
 from tensix_diff.store import REPO_ROOT, Store, StoreError
 from tensix_diff.store import upkeep

@@ -11,18 +11,17 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from tensix_diff.result import DEVICE_ERROR, MISSING, OK, STALE, Result
-
-from .hw_options import add_hw_arguments, hw_opts
-from .backends import BACKENDS, BackendFailure, batch_size, judge_cases, open_backend, run_case, run_cases
-from tensix_diff.case import load_each
+from hwbridge.registry import BACKENDS, batch_size, judge_cases, run_case, run_cases
+from tensix_diff.case import Case, load_each
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
+from tensix_diff.result import DEVICE_ERROR, MISSING, OK, STALE, Result
 from tensix_diff.store import ENV_ROOT
-from tensix_diff.case import Case
 
+from .backends import open_backend
+from .exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, BackendFailure
+from .hw_options import add_hw_arguments, hw_opts
 from .progress import Progress
 
-from .exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE
 SOLO_FINE = (OK, "hang")   # a single backend's outcomes that are answers, not failures to answer
 
 

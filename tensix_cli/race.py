@@ -10,7 +10,7 @@ import time
 from tensix_diff.case import load_any
 from tensix_diff.race import RANDOM_SCHEDULES, check
 
-from .backends import EXIT_USAGE, BackendFailure
+from .exits import EXIT_USAGE, BackendFailure
 
 
 def add_parser(sub) -> None:
