@@ -20,6 +20,7 @@ from golden.state import THREADS
 from hwbridge.hw import l1_map as M
 from hwbridge.hw import probe
 from hwbridge.hw import program as hw_program
+from hwbridge.hw.collect import config_reads
 from hwbridge.hw import rv32 as rv
 from hwbridge.hw.platform import load
 from tensix_diff.case import parse_case
@@ -77,7 +78,7 @@ def order_violations(code) -> tuple[list[str], int]:
 
 
 def _programs(case, plat):
-    reads, _ = hw_program.config_reads(case, plat)
+    reads, _ = config_reads(case, plat)
     return {t: decode(hw_program.thread_program(case, t, plat, reads).assemble()) for t in range(THREADS)}
 
 

@@ -19,6 +19,7 @@ import pytest
 from golden.state import THREADS
 from hwbridge.hw import l1_map as M
 from hwbridge.hw import program as hw_program
+from hwbridge.hw.collect import config_reads
 from hwbridge.hw.platform import load
 from tensix_diff.case import load_case, parse_case
 
@@ -172,7 +173,7 @@ KERNELS = sorted((Path(__file__).parent / "corpus" / "kernels").glob("*.yaml"))
 
 
 def _programs(case, plat):
-    reads, _ = hw_program.config_reads(case, plat)
+    reads, _ = config_reads(case, plat)
     return {t: decode(hw_program.thread_program(case, t, plat, reads).assemble()) for t in range(THREADS)}
 
 

@@ -25,6 +25,7 @@ from . import program as hw_program, readback as hw_readback, rv32 as rv
 from . import stall
 from .actions import drain
 from .platform import Platform
+from .prologue import wait_flags
 from .stall import DeviceView, ThreadStall, Wait, trisc
 
 PROBE_ROUNDS = 4                 # unblocking rounds before the unit resets
@@ -163,7 +164,7 @@ def probe_program(t: int, steps: Steps) -> rv.Program:
     drain(p)
     p.li(rv.T0, M.DONE + 4 * t).li(rv.T1, M.DONE_TOKEN).emit(rv.sw(rv.T1, rv.T0, 0))
     if t == 0:
-        hw_program._wait_flags(p, M.DONE, range(1, THREADS), "others_done", M.DONE_TOKEN)
+        wait_flags(p, M.DONE, range(1, THREADS), "others_done", M.DONE_TOKEN)
         p.li(rv.T0, M.ALL_DONE).li(rv.T1, M.DONE_TOKEN).emit(rv.sw(rv.T1, rv.T0, 0))
     p.label("park").jump("park")
     return p

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from ..case import NAME_RE, Case, case_hash
 from ..result import DEVICE_ERROR, GOLDEN_ERRORS, OK, REFUSED, Result
-from .bundles import (BUNDLE_MAX, BUNDLE_OPEN, BUNDLE_RE, HASH_RE, Line, Members, Places, Scan, Segment, StaleIndex,
+from .bundles import (BUNDLE_OPEN, BUNDLE_RE, HASH_RE, Line, Members, Places, Scan, Segment, StaleIndex,
                       StoreError, atomic_write, ends_complete, fingerprint, packed, read_index, scan, write_index)
 from .codec import (PROVENANCE_KEYS, Bad, check_provenance, decode_state, dumps, encode_state, mapping, need,
                     blob_hash)
