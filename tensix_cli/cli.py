@@ -78,6 +78,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def _version() -> str:
     """``--version``: the package, golden's source digest and git revision, and the hw stack when installed."""
+    # late for start-up cost: only --version reads these
     from hwbridge.hw.device import installed_version as of
     from tensix_diff.revision import sources_hash
     from tensix_diff.store import harness_revision

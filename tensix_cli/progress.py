@@ -58,7 +58,7 @@ def pooled(fn, items, jobs: int, progress: Progress, each=None) -> list:
         for x in items:
             take(fn(x))
         return out
-    import multiprocessing
+    import multiprocessing     # late for start-up cost: only a run on several processes needs it
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
         for r in pool.imap(fn, items, chunksize=8):
             take(r)

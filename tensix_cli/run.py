@@ -12,10 +12,13 @@ from collections import Counter
 from pathlib import Path
 
 from hwbridge.registry import BACKENDS, batch_size, judge_cases, run_case, run_cases
+from tensix_diff import three_way as tw
 from tensix_diff.case import Case, load_each
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
+from tensix_diff.effects import observed_effects
 from tensix_diff.result import DEVICE_ERROR, MISSING, OK, STALE, Result
-from tensix_diff.store import ENV_ROOT
+from tensix_diff.result_cache import RaceCache
+from tensix_diff.store import ENV_ROOT, Store
 
 from .backends import open_backend
 from .exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, BackendFailure
@@ -96,8 +99,6 @@ def write_dump(path: str, state: dict) -> None:
 
 def run_three_way(cases, args) -> int:
     """``run --three-way``: exit 0 when every case with two or more answers agrees, 1 otherwise."""
-    from tensix_diff import three_way as tw
-    from tensix_diff.store import Store
     golden = open_backend("golden")
     store = Store(args.recordings)
     rows = [tw.three_way(case, run_case(golden, case), store) for case in cases]
@@ -145,7 +146,6 @@ def run(args) -> int:
     test = open_backend(args.backend, recordings=args.recordings, hw=hw_opts(args), device=args.device)
     ref = None if solo else open_backend(args.against, recordings=args.recordings, hw=hw_opts(args),
                                          device=args.device)
-    from tensix_diff.result_cache import RaceCache
     races = RaceCache()                             # a multi-thread case's schedules, tried once per golden revision
     outcomes: Counter = Counter()
     whys: Counter = Counter()
@@ -180,7 +180,6 @@ def run(args) -> int:
             full = verdict.comparison is not None and verdict.outcome in (DIVERGED, KNOWN) and not args.quiet
             body = verdict.report(args.limit, unobserved=False).splitlines() if full else [verdict.message]
             if verdict.outcome == MATCHED and verdict.comparison is not None and args.effects:
-                from tensix_diff.effects import observed_effects
                 eff = observed_effects(case, actual.state if actual.state is not None else verdict.comparison.regions,
                                        expansions=False)
                 body[0] += f"; {eff.count} of {eff.total} instructions with an observed effect"

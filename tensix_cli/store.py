@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from tensix_diff.case import CaseError, case_hash, load_any
+from tensix_diff.store import REPO_ROOT, Store, StoreError, upkeep
+
 from .exits import EXIT_USAGE, BackendFailure
-from tensix_diff.case import CaseError, case_hash
-from tensix_diff.store import REPO_ROOT, Store, StoreError
-from tensix_diff.store import upkeep
 
 DEFAULT_CASES = [REPO_ROOT / "tests" / "corpus", REPO_ROOT / "tests" / "fuzz_corpus"]
 
@@ -53,7 +53,6 @@ def run(args) -> int:
 
 
 def _cases(paths) -> dict:
-    from tensix_diff.case import load_any
     try:
         return {case_hash(c): c for c in load_any([Path(p) for p in paths])}
     except CaseError as e:

@@ -18,6 +18,7 @@ from golden.ops.sync import MUTEXES
 from golden.state import SEMAPHORES, THREADS
 from tensix_diff.case import Case
 from tensix_diff.compare import MATCHED, judge
+from tensix_diff.golden_run import run_golden
 from tensix_diff.result import OK, Result
 
 from . import l1_map as M
@@ -200,8 +201,7 @@ def view_of(snapshot: dict | None, plat: Platform) -> DeviceView:
 # --- the health check -------------------------------------------------------------------------------------------
 @lru_cache(maxsize=1)
 def _golden_health() -> Result:
-    from hwbridge.golden_backend import GoldenBackend
-    return GoldenBackend().run(HEALTH)
+    return run_golden(HEALTH)
 
 
 def health_check(worker, plat: Platform, max_cycles: int, timeout: float) -> str:
