@@ -24,7 +24,7 @@ from tensix_diff.case import Case, case_hash, load_case
 from tensix_diff.compare import DIVERGED, MATCHED, UNCOMPARED
 from tensix_diff.store import Store, StoreError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "corpus"
 RMWCIB = CORPUS / "spec" / "scalar-rmwcib.yaml"
 PACKER = CORPUS / "deltas" / "delta-08-packer-ystride.yaml"

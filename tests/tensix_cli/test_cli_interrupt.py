@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sim_util import sim_path  # noqa: F401 - the fixture: the simulator's path, or skip
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = shutil.which("tensix-diff")
 pytestmark = pytest.mark.skipif(SCRIPT is None, reason="the tensix-diff console script is not installed")
 

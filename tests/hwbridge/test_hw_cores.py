@@ -113,7 +113,7 @@ def test_pytest_says_a_bad_value_in_one_line_exit_2(tmp_path):
     import subprocess
     import sys
     from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     (tmp_path / "conftest.py").write_text((root / "conftest.py").read_text())
     (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
     env = {"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}

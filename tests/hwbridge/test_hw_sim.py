@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 import pytest
-from sim_util import sim_path  # noqa: F401 - the fixture
 
 from golden import isa
 from tensix_diff.result import DEVICE_ERROR, OK, REFUSED

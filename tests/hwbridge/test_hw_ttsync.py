@@ -169,7 +169,7 @@ observe:
 """
 
 TTSIM, SILICON = load("ttsim"), load("blackhole")
-KERNELS = sorted((Path(__file__).parent / "corpus" / "kernels").glob("*.yaml"))
+KERNELS = sorted((Path(__file__).parents[1] / "corpus" / "kernels").glob("*.yaml"))
 
 
 def _programs(case, plat):

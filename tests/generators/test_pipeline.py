@@ -11,7 +11,7 @@ from generators.pipeline import BF16, BFP2, BFP4, BFP8, FP16, FP32, INT8, INT32,
 from hwbridge.golden_backend import GoldenBackend
 from tensix_diff.case import content, load_case
 
-KERNELS = Path(__file__).resolve().parent / "corpus" / "kernels"
+KERNELS = Path(__file__).resolve().parents[1] / "corpus" / "kernels"
 P = Pipeline
 CORPUS = {   # corpus case -> the pipeline the generator builds for it
     "kernel-datacopy-bf16": P("datacopy"),

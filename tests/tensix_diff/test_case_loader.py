@@ -180,7 +180,7 @@ def test_hostile_case_files_are_one_line_errors(tmp_path):
 
 
 # --- the fast path for dump_case's layout must read exactly what the YAML walker reads -------------------
-CORPUS = Path(__file__).parent / "corpus"
+CORPUS = Path(__file__).parents[1] / "corpus"
 # Every block dump_case writes: tags, two threads, init.gpr/thread_config/config/l1/dest, observe.l1/config.
 FULL = dump_case(parse_case(CONTRACT_EXAMPLE.replace("  1:\n", "  0:\n    - NOP\n  1:\n") + """\
 observe:

@@ -14,7 +14,7 @@ from tensix_diff.assess import RACY, assess
 from tensix_diff.case import Case, dump_case, load_case
 from tensix_diff.race import check
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACK = load_case(ROOT / "tests" / "corpus" / "deltas" / "delta-08-packer-ystride.yaml")
 MATH_WRITE = ["NOP"] * 10 + ["SFPLOADI lreg_ind=0 instr_mod0=2 imm16=0x4040",
                              "SFPSTORE lreg_ind=0 instr_mod0=6 sfpu_addr_mode=0 dest_reg_addr=0"]

@@ -145,7 +145,7 @@ def test_a_remote_chip_goes_through_tt_exalens_public_accessors_in_noc0():
 def test_the_hw_extra_admits_the_tested_versions_and_stops_below_the_next_minor():
     """pyproject's ``hw`` ranges hold the installed (tested) tt-exalens and tt-umd, and not their next minor."""
     from packaging.requirements import Requirement
-    extra = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    extra = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]
     reqs = {r.name: r for r in map(Requirement, extra["optional-dependencies"]["hw"])}
     assert set(reqs) == {"tt-exalens", "tt-umd"}
     for name, req in reqs.items():

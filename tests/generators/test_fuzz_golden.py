@@ -17,7 +17,7 @@ from generators.strategies import can_generate, cases
 from tensix_diff.case import load_bundle
 
 BOUND = 20
-CORPUS = Path(__file__).resolve().parent / "fuzz_corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "fuzz_corpus"
 
 
 @cache

@@ -1,4 +1,5 @@
-"""The simulator the hw tests run on: ``pytest --simulator=PATH`` or TENSIX_DIFF_SIMULATOR; tests skip without one."""
+"""Fixtures every test folder shares. The simulator the hw tests run on: ``pytest --simulator=PATH`` or
+TENSIX_DIFF_SIMULATOR; tests skip without one."""
 from __future__ import annotations
 
 import os

@@ -17,7 +17,7 @@ from hwbridge.golden_backend import GoldenBackend
 from tensix_diff.case import load_case
 from tensix_diff.store import Recording, Store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEVICE = {"device": "ttsim 1.10.0", "platform": "ttsim", "exalens": "0.4.2", "umd": "0.9.14", "core": "0,0"}
 CASE = "name: {name}\nthreads:\n  0:\n    - SETRWC bitmask=15 rwc_a={a}\n    - INCRWC rwc_b=1\n"
 

@@ -19,7 +19,7 @@ from tensix_diff.assess import NOTHING_OBSERVABLE, assess
 from tensix_diff.case import load_cases, parse_case
 from tensix_diff.effects import Effects, any_observed, observed_effects
 
-CORPUS = Path(__file__).resolve().parent / "corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 ALL = ("dest", "dest_valid", "rwc", "adc", "gpr", "l1", "config")
 SET_A5 = "SETRWC clear_ab_vld=0 rwc_cr=0 rwc_d=0 rwc_b=0 rwc_a=5 bitmask=1"
 

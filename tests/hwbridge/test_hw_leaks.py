@@ -28,9 +28,8 @@ from generators.profiles import profile_names
 from golden.riscv import RiscvAction
 from tensix_diff.case import Case, load_case, parse_case
 
-from sim_util import sim_path  # noqa: F401 - the fixture: the simulator's path, or skip
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROFILES = tuple(profile_names())   # every profile (14): counters and default carry MOP blocks (mop_cfg RISC-V
 # actions), sfpu* the flag stack and LRegs, pipeline*: whole tt-llk kernels with every action kind
 SFPSTORE0 = "SFPSTORE lreg_ind=1 instr_mod0=6 sfpu_addr_mode=0 dest_reg_addr=0"

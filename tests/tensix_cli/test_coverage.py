@@ -231,7 +231,7 @@ def test_curated_cases_are_measured_against_all_137_instructions(capsys, monkeyp
 
 def test_the_format_matrix_table_counts_verdicts_per_cell(tmp_path, capsys):
     from tensix_diff.case import load_bundle, write_bundle
-    source = Path(__file__).parent / "fuzz_corpus" / "ttsim-formats-s3001-part01.cases.jsonl.gz"
+    source = Path(__file__).parents[1] / "fuzz_corpus" / "ttsim-formats-s3001-part01.cases.jsonl.gz"
     bundle = tmp_path / "few.cases.jsonl.gz"
     write_bundle(bundle, load_bundle(source)[:6])
     assert main(["coverage", str(bundle), "--matrix-only"]) == 0

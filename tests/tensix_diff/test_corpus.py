@@ -13,8 +13,8 @@ from golden import isa
 from hwbridge.golden_backend import GoldenBackend
 from tensix_diff.case import load_case, load_cases
 
-CORPUS = Path(__file__).parent / "corpus"
-DELTAS_MD = Path(__file__).resolve().parents[2] / "shared" / "spec" / "blackhole-deltas.md"
+CORPUS = Path(__file__).parents[1] / "corpus"
+DELTAS_MD = Path(__file__).resolve().parents[3] / "shared" / "spec" / "blackhole-deltas.md"
 DELTA_ROWS = 20
 FOLDERS = {"spec": "spec-", "deltas": "delta-", "kernels": "kernel-"}
 STATUSES = ("ok", "not-modelled", "undefined-behaviour", "hang")

@@ -23,7 +23,7 @@ from tensix_diff.compare import DIVERGED, KNOWN, MATCHED, Diff
 from tensix_diff.known import KnownError, diff_path, explain_diffs, load_known
 from tensix_diff.known_conditions import GoldenFacts, parse_condition
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DELTA06 = ROOT / "tests" / "corpus" / "deltas" / "delta-06-adc-zw-width.yaml"
 INCADCZW = isa.lookup("INCADCZW").opcode
 FRESH = ROOT / "tests" / "known_cases"      # cases no registry entry names, recorded on ttsim 1.10.0 beside them

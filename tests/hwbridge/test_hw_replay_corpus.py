@@ -24,7 +24,7 @@ from tensix_diff.compare import KNOWN, MATCHED, UNCOMPARED
 from tensix_diff.store import Store
 from tensix_diff.triage import signature
 
-CORPUS = Path(__file__).resolve().parent / "fuzz_corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "fuzz_corpus"
 BUNDLES = sorted(CORPUS.glob("*.cases.jsonl.gz"))
 CHUNKS = 4
 

@@ -10,14 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from sim_util import sim_path  # noqa: F401 - the fixture
 
 from golden import isa
 from tensix_cli.core_equivalence import outcome
 from tensix_diff.case import Case, Init, dump_case
 from tensix_diff.result import OK, REFUSED
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROFILES = ("default", "sfpu", "pipeline", "counters", "formats", "scalar")
 PER_PROFILE = 10                 # 60 cases over 8 cores
 

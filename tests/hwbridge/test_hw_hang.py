@@ -17,7 +17,6 @@ from tensix_diff.case import Case, dump_case, parse_case
 from tensix_diff.compare import DIVERGED, MATCHED, UNCOMPARED
 from tensix_diff.result import OK, TAINTED
 from tensix_diff.store import Store
-from sim_util import sim_path  # noqa: F401  (the fixture: the simulator's path, or skip)
 
 HANG_CYCLES = 200_000          # a case needs ~62K; the hanging ones spend this budget
 

@@ -169,7 +169,7 @@ def test_pytest_xfails_known_divergences_and_reports_stale_ones(tmp_path):
 
     from tensix_diff.case import dump_case
     from tensix_diff.store import Recording, Store
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     shutil.copy(root / "conftest.py", tmp_path / "conftest.py")
     (tmp_path / "pytest.ini").write_text("[pytest]\ntestpaths = tests\naddopts = -p no:cacheprovider\n")
     corpus = tmp_path / "tests" / "corpus"
