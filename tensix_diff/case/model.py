@@ -14,6 +14,7 @@ from golden.riscv import RiscvAction
 OBSERVATION_FORMAT = "tensix-diff-observation/1"
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 CASE_SUFFIXES = (".yaml", ".yml")
+MAX_CASE_BYTES = 8 << 20     # a 40,000-instruction case is about 2.5 MB
 
 
 class CaseError(ValueError):
@@ -65,9 +66,6 @@ class Case:
     @property
     def instruction_count(self) -> int:
         return sum(len(ws) for ws in self.threads.values())
-
-
-MAX_CASE_BYTES = 8 << 20     # a 40,000-instruction case is about 2.5 MB
 
 
 def without(case: Case, words: set[tuple[int, int]] = frozenset(), actions: set[tuple[int, int]] = frozenset()
