@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from hwbridge.hw.cores import xdist_share
-from tensix_cli.backends import BACKENDS, BackendUnavailable, BadOption, get_backend
+from hwbridge.registry import BACKENDS, BackendUnavailable, BadOption, get_backend
 from tensix_cli.hw_options import core_arg, device_id_arg
 from tensix_diff.case import CASE_SUFFIXES, Case, CaseError, case_hash, load_case
 from tensix_diff.assess import assess, registry
