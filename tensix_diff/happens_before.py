@@ -179,13 +179,15 @@ class Step:
     writes: dict
     waited: frozenset = frozenset()     # parts its blocked attempts read (it waited on them)
     after: int = -1                     # index of the run's last step before its last blocked attempt
+    section: int = 0                    # the number of the step that took the mutex this thread holds (0: none)
     clock: tuple = ()
 
 
 @dataclass(frozen=True)
 class Candidate:
     """Thread ``first`` ran its step ``i`` before thread ``second`` ran its step ``j``; both touch ``part``
-    (at least one writes it) and nothing orders them."""
+    (at least one writes it) and nothing orders them. A step under a mutex counts from the step that took
+    the mutex (the section is reversed as a whole)."""
     first: int
     i: int
     second: int
@@ -203,6 +205,7 @@ class Recorder:
         self._writes: dict = {}
         self._snap: dict = {}
         self._thread = -1
+        self._section: dict[int, int] = {}
         self._waited: dict[int, tuple[set, int]] = {}
 
     def attach(self, m) -> None:
@@ -278,10 +281,13 @@ class Recorder:
         reads, writes = self._finish()
         self.count[t] += 1
         w = self._waited.pop(t, None)
-        if w is None:
-            self.steps.append(Step(t, self.count[t], reads, writes))
-        else:
-            self.steps.append(Step(t, self.count[t], reads, writes, frozenset(w[0]), w[1]))
+        step = Step(t, self.count[t], reads, writes) if w is None else \
+            Step(t, self.count[t], reads, writes, frozenset(w[0]), w[1])
+        if ("mutex",) in reads:
+            held = t in self.state.mutex.values()
+            self._section[t] = (self._section.get(t) or self.count[t]) if held else 0
+        step.section = self._section.get(t, 0)
+        self.steps.append(step)
 
     # --- after the run ---
     def candidates(self) -> list[Candidate]:
@@ -312,7 +318,7 @@ class Recorder:
                     if other != s.thread:
                         c = _last_conflict(earlier, s, k, vc[other])
                         if c is not None:
-                            out.append(Candidate(other, c.local, s.thread, s.local, k))
+                            out.append(Candidate(other, c.section or c.local, s.thread, s.local, k))
                 by_thread.setdefault(s.thread, []).append(s)
         return out
 
