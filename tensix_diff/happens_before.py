@@ -3,13 +3,14 @@ synchronisation orders, and the conflicting pairs nothing orders (race candidate
 
 Accesses are seen through a view of ``m.s`` (golden handlers reach all state as ``m.s.<part>``): taking a
 part reads it; a write is a part whose value the step changed. Granularity: Dest by row (a read takes all of
-Dest), Config by word, L1 by 4 KiB page, semaphores one by one, per-thread parts (RWCs, ADCs, GPRs,
-ThreadConfig, frontend, Wait Gate) per thread, the rest (SrcA, SrcB, SFPU, packer, mutexes, mailboxes) whole.
+Dest), Config by word, L1 by 4 KiB page, semaphores one by one, SrcA / SrcB rows by bank and their ownership
+(valid bits) and pointers as one part each, per-thread parts (RWCs, ADCs, GPRs, ThreadConfig, frontend, Wait
+Gate) per thread, the rest (SFPU, packer, mutexes, mailboxes) whole.
 A write of the value already there counts as a read: it conflicts with every other write of that part.
 
 Order: each thread's program order, plus one edge per wait that blocked in the run (SEMWAIT, STALLWAIT on
 valid bits, a RISC-V poll, ...) from the step that released it, when that is sound in every schedule: the
-parts the wait read are changed by no thread but the waiter and the releasing thread. A mutex gives no
+parts that step changed among those the wait read are changed by no thread but the waiter and it. A mutex gives no
 order (ATGETM makes sections exclusive, in either order), so accesses under one mutex stay candidates.
 """
 from __future__ import annotations
@@ -40,9 +41,10 @@ def _fp(x):
 
 
 def _src(f):
+    """SrcA / SrcB but their rows: bank ownership (the valid bits), implied formats, bank and row pointers."""
     a, b = f.banks
-    return (a.rows.tobytes(), b.rows.tobytes(), a.allowed_client, b.allowed_client, a.implied_format,
-            b.implied_format, f.matrix_bank, f.unpacker_bank, *f.unpacker_row)
+    return a.allowed_client, b.allowed_client, a.implied_format, b.implied_format, f.matrix_bank, \
+        f.unpacker_bank, *f.unpacker_row
 
 
 _SNAPSHOT = {   # fast _fp for the parts handlers take most
@@ -52,6 +54,10 @@ _SNAPSHOT = {   # fast _fp for the parts handlers take most
     "mutex": lambda x: tuple(x.items()), "mailboxes": lambda x: tuple(x.items()),
     "rwc": lambda x: tuple(vars(x).values()), "wait_gate": lambda x: x,
 }
+def _snapshot(key: tuple, obj):
+    return obj.tobytes() if len(key) == 3 else _SNAPSHOT.get(key[0], _fp)(obj)
+
+
 _OWN = frozenset({"rwc", "adc", "gpr", "thread_config", "frontend", "wait_gate"})   # per-thread parts
 
 
@@ -107,6 +113,48 @@ class _Indexed:
         return (self[i] for i in range(len(self._l)))
 
 
+class _Src:
+    """SrcA or SrcB: its rows bank by bank, the rest (ownership, pointers) as one part."""
+    __slots__ = ("_f", "_r", "_n")
+
+    def __init__(self, f, rec: "Recorder", name: str):
+        object.__setattr__(self, "_f", f)
+        object.__setattr__(self, "_r", rec)
+        object.__setattr__(self, "_n", name)
+
+    def __getattr__(self, a):
+        if a == "banks":
+            return [_Bank(b, self, i) for i, b in enumerate(self._f.banks)]
+        self._r.take((self._n,), self._f)
+        return getattr(self._f, a)
+
+    def __setattr__(self, a, v):
+        self._r.take((self._n,), self._f)
+        setattr(self._f, a, v)
+
+
+class _Bank:
+    """One Src bank: ``rows`` is the part (name, "rows", bank); its ownership and format belong to the file."""
+    __slots__ = ("_b", "_s", "_i")
+
+    def __init__(self, bank, src: _Src, i: int):
+        object.__setattr__(self, "_b", bank)
+        object.__setattr__(self, "_s", src)
+        object.__setattr__(self, "_i", i)
+
+    def __getattr__(self, a):
+        s = self._s
+        if a == "rows":
+            return s._r.take((s._n, "rows", self._i), self._b.rows)
+        s._r.take((s._n,), s._f)
+        return getattr(self._b, a)
+
+    def __setattr__(self, a, v):
+        s = self._s
+        s._r.take((s._n, "rows", self._i) if a == "rows" else (s._n,), self._b.rows if a == "rows" else s._f)
+        setattr(self._b, a, v)
+
+
 class _L1:
     """L1 by 4 KiB page."""
     __slots__ = ("_l1", "_r")
@@ -148,6 +196,8 @@ class _State:
         for name in _PER_INDEX:
             object.__setattr__(self, name, _Indexed(getattr(s, name), rec, name))
         object.__setattr__(self, "l1", _L1(s.l1, rec))
+        object.__setattr__(self, "srca", _Src(s.srca, rec, "srca"))
+        object.__setattr__(self, "srcb", _Src(s.srcb, rec, "srcb"))
 
     def __getattr__(self, name):
         return self._r.take((name,), getattr(self._s, name))
@@ -233,7 +283,7 @@ class Recorder:
             if key == ("dest",):
                 self._snap[key] = (obj, obj.bits.tobytes(), obj.valid.tobytes())
             else:
-                self._snap[key] = (obj, _SNAPSHOT.get(key[0], _fp)(obj), None)
+                self._snap[key] = (obj, _snapshot(key, obj), None)
         return obj
 
     def _finish(self) -> tuple[dict, dict]:
@@ -250,13 +300,15 @@ class Recorder:
                     writes[key] = _union(writes.get(key, frozenset()), frozenset(rows.tolist()))
             else:
                 reads[key] = ALL
-                if _SNAPSHOT.get(key[0], _fp)(self._current(key)) != before:
+                if _snapshot(key, self._current(key)) != before:
                     writes[key] = ALL
         self._reads, self._writes, self._snap = {}, {}, {}
         return reads, writes
 
     def _current(self, key: tuple):
         obj = getattr(self.state, key[0])
+        if len(key) == 3:
+            return obj.banks[key[2]].rows
         return obj[key[1]] if len(key) > 1 else obj
 
     def step(self, t: int, d, index: int) -> None:
@@ -323,16 +375,24 @@ class Recorder:
         return out
 
     def _release(self, n: int, s: Step, writers: dict):
-        """The step whose write let ``s`` pass its wait, when that order holds in every schedule."""
+        """The step whose write let ``s`` pass its wait, when that order holds in every schedule: one other
+        thread wrote what the wait read since its last blocked attempt, and only the waiter and that thread
+        ever write those parts (else another thread's write could release it first)."""
         if not s.waited:
             return None
         parts = s.waited - _NO_ORDER
-        by = {o.thread: o for o in self.steps[s.after + 1:n]
-              if o.thread != s.thread and not parts.isdisjoint(o.writes.keys())}
+        by: dict[int, Step] = {}
+        enabling: set = set()
+        for o in self.steps[s.after + 1:n]:
+            if o.thread != s.thread:
+                hit = parts.intersection(o.writes)
+                if hit:
+                    by[o.thread] = o
+                    enabling |= hit
         if len(by) != 1:
             return None
         (b, src), = by.items()
-        if any(writers.get(k, set()) - {s.thread, b} for k in parts):
+        if any(writers.get(k, set()) - {s.thread, b} for k in enabling):
             return None
         return src
 

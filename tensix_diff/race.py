@@ -2,13 +2,15 @@
 
 Golden runs a multi-thread case once, round-robin with quantum 1 (golden.schedule), recording what each
 thread's steps read and write and what orders them (tensix_diff.happens_before). Conflicting accesses of two
-threads that nothing orders are race candidates. A candidate is confirmed by running the schedule that
-reverses it (the earlier thread held back until the other has run its access): when that outcome differs
-from the recorded one the case is racy, and the report names both schedules; candidates whose reversal
-leaves the outcome unchanged (the same value written, state nobody observes) are benign. A case with no
-candidate is schedule-independent: every interleaving orders its conflicting accesses the same way. A case
-with one thread that runs anything needs no analysis. Verdicts treat a racy case as uncompared
-(tensix_diff.assess).
+threads that nothing orders are race candidates; a case with none is schedule-independent (every
+interleaving orders its conflicting accesses alike, so every schedule ends in the same state), which no
+sample of schedules can show. A candidate is confirmed only by a run: the schedule that reverses it (the
+earlier thread held back until the other has run its access), and, when no reversal changes the outcome,
+the schedules the former sampled check tried (sequential, round-robin in every thread order, four seeded
+random). The case is racy when one of them ends in another outcome than the recorded run, and the report
+names both; candidates whose runs all agree (the same value written, state nobody observes) are benign.
+A run cut short (hang, undefined behaviour) is checked the same way. A case with one thread that runs
+anything needs no analysis. Verdicts treat a racy case as uncompared (tensix_diff.assess).
 """
 from __future__ import annotations
 
@@ -16,14 +18,14 @@ from dataclasses import dataclass, field
 
 from golden.core import Tensix
 from golden.errors import GoldenError
-from golden.schedule import ROUND_ROBIN, SEQUENTIAL
+from golden.schedule import ROUND_ROBIN, SEQUENTIAL, Schedule, schedules
 
 from .case import Case
 from .compare import NothingCompared, compare
 from .golden_run import apply_init, observe, observe_counters
 from .happens_before import Candidate, Hold, Recorder
 
-REVERSALS = 6          # candidate reversals run at most per case (as many runs as the sampled schedules had)
+REVERSALS = 4          # candidate reversals run at most per case, before the sampled schedules
 
 
 @dataclass
@@ -50,8 +52,8 @@ def threads_in_use(case: Case) -> list[int]:
     return sorted({t for t, ws in case.threads.items() if ws} | {t for t, xs in case.actions.items() if xs})
 
 
-def _run(case: Case, hold: Hold | None = None, recorder=None):
-    """(status, the machine or golden's message) of ``case`` round-robin, under ``hold`` or recorded."""
+def _run(case: Case, hold: Hold | None = None, recorder=None, schedule: Schedule = ROUND_ROBIN):
+    """(status, the machine or golden's message) of ``case`` under ``schedule``, with ``hold`` or recorded."""
     m = Tensix()
     apply_init(m.s, case)
     step = stuck = None
@@ -61,7 +63,7 @@ def _run(case: Case, hold: Hold | None = None, recorder=None):
         recorder.attach(m)
         step = recorder.step
     try:
-        m.run(case.threads, case.actions, ROUND_ROBIN, step, stuck)
+        m.run(case.threads, case.actions, schedule, step, stuck)
     except GoldenError as e:
         return e.kind, str(e)
     return "ok", m
@@ -77,21 +79,26 @@ def _fingerprint(result, case: Case):
 
 
 def reversals(cands: list[Candidate]) -> list[Hold]:
-    """One hold per (thread, step, other thread) that comes first in a candidate, reaching the other
-    thread's last conflicting step; taken in turn from each (threads, part) group."""
+    """The holds that reverse the candidates: first, per ordered pair of threads, the widest (the first
+    thread held at its earliest candidate step until the other has run its latest: the other runs as far
+    ahead as it can); then one per (thread, step, other thread), reaching the other thread's last
+    conflicting step, taken in turn from each (threads, part) group."""
     reach: dict[tuple, int] = {}
+    wide: dict[tuple, tuple[int, int]] = {}
     groups: dict[tuple, list[tuple]] = {}
     for c in cands:
         key = (c.first, c.i, c.second)
         if key not in reach:
             groups.setdefault((c.first, c.second, c.part), []).append(key)
         reach[key] = max(reach.get(key, 0), c.j)
-    out, queues = [], list(groups.values())
+        i, j = wide.get((c.first, c.second), (c.i, c.j))
+        wide[c.first, c.second] = (min(i, c.i), max(j, c.j))
+    out = [(a, i, b, j) for (a, b), (i, j) in wide.items()]
+    queues = list(groups.values())
     while queues:
-        for q in queues:
-            out.append(q.pop(0))
+        out += [(a, i, b, reach[a, i, b]) for a, i, b in (q.pop(0) for q in queues)]
         queues = [q for q in queues if q]
-    return [Hold(a, i, b, reach[a, i, b]) for a, i, b in dict.fromkeys(out)]
+    return [Hold(*h) for h in dict.fromkeys(out)]
 
 
 def check(case: Case, limit: int = REVERSALS) -> RaceReport:
@@ -104,21 +111,27 @@ def check(case: Case, limit: int = REVERSALS) -> RaceReport:
     base = _run(case, recorder=rec)
     cands = rec.candidates()
     report.candidates = len(cands)
-    if not cands:
+    if not cands and base[0] == "ok":
         return report
-    base_fp = _fingerprint(base, case)
     holds = reversals(cands)
     report.unresolved = max(len(holds) - limit, 0)
-    for h in holds[:limit]:
-        got = _run(case, hold=h)
-        name = (f"{ROUND_ROBIN.name}, thread {h.first} held before its step {h.i} until thread {h.second}"
-                f" has run {h.j}" + ("" if h.reversed() else " (released: nothing else could move)"))
+    tries = [(h, _hold_name(h)) for h in holds[:limit]]
+    tries += [(s, s.name) for s in schedules(used) if (s.order, s.quantum) != (tuple(used), 1)]
+    base_fp = _fingerprint(base, case)
+    for how, name in tries:
+        got = _run(case, schedule=how) if isinstance(how, Schedule) else _run(case, hold=how)
+        if isinstance(how, Hold) and not how.reversed():
+            name += " (released: nothing else could move)"
         report.tried.append(name)
         if _fingerprint(got, case) != base_fp:
             report.racy, report.second, report.unresolved = True, name, 0
             report.differences = _differences(_full(base, case), _full(got, case))
             return report
     return report
+
+
+def _hold_name(h: Hold) -> str:
+    return f"{ROUND_ROBIN.name}, thread {h.first} held before its step {h.i} until thread {h.second} has run {h.j}"
 
 
 def _full(result, case: Case) -> tuple:

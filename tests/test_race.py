@@ -52,7 +52,10 @@ def test_the_same_pair_with_a_semaphore_handshake_is_not_racy():
     cands = rec.candidates()
     assert not [c for c in cands if c.part == ("dest",)], cands        # the SEMPOST orders Dest's write and read
     assert {c.part for c in cands} == {("semaphores", 0)}                # the Wait Gate reads it before the post
-    assert len(report.tried) == 3 and report.candidates == len(cands)    # each reversal ran and agreed
+    assert report.candidates == len(cands) and len(report.tried) == 1 + 2 + 6, report.text()
+    assert report.tried[1:3] == [f"round-robin 0-1-2, thread {a} held before its step {i} until thread {b} has run {j}"
+                                 for a, i, b, j in ((1, 1, 2, 7), (2, 7, 1, 14))]   # the reversals, then sampled
+    assert report.tried[3:] == ["sequential", "round-robin 2-1"] + [f"random seed {k}" for k in range(4)]
 
 
 def test_one_thread_needs_one_schedule():
@@ -85,7 +88,7 @@ def test_every_case_the_sampled_schedules_find_racy_the_analysis_finds_racy_and_
 def test_a_conflict_whose_reversal_changes_nothing_is_not_racy():
     """Two unordered writes of the same value conflict (a candidate), but reversing them observes nothing new."""
     report = check(load_case(ROOT / "tests" / "race_cases" / "same-value.yaml"))
-    assert not report.racy and report.candidates == 1 and len(report.tried) == 2, report.text()
+    assert not report.racy and report.candidates == 1 and len(report.tried) == 1 + 1 + 6, report.text()
 
 
 def test_a_mutex_makes_sections_exclusive_but_orders_nothing():
