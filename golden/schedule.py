@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from itertools import repeat
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
@@ -48,20 +49,22 @@ def interleave(streams: dict[int, Iterator[tuple[int, object]]], schedule: Sched
     what blocks (a schedule's own hold was lifted) and the loop goes on, else the case hangs."""
     pending: dict[int, tuple[int, object]] = {}     # thread -> the instruction it is blocked on
     rng = random.Random(schedule.seed) if schedule.seed is not None else None
-    order = [t for t in schedule.order if t in streams] + sorted(t for t in streams if t not in schedule.order)
-    full = schedule.quantum or 1 << 30
+    order = [t for t in schedule.order if t in streams]
+    if len(order) != len(streams):
+        order += sorted(t for t in streams if t not in schedule.order)
+    full = schedule.quantum or 1 << 62
     while streams:
-        turn = order[:]
+        turn = order
         if rng is not None:
+            turn = order[:]
             rng.shuffle(turn)
         progressed, blocked = False, {}
         for t in turn:
             items = streams.get(t)
             if items is None:
                 continue
-            quantum = rng.randint(1, 8) if rng is not None else full
             item = pending.pop(t, None)
-            while quantum:
+            for _ in repeat(None, rng.randint(1, 8) if rng is not None else full):
                 if item is None:
                     item = next(items, None)
                     if item is None:
@@ -74,7 +77,7 @@ def interleave(streams: dict[int, Iterator[tuple[int, object]]], schedule: Sched
                     blocked[t] = f"thread {t} instruction {item[0]} ({item[1].text}) waits: {b.reason}"
                     break
                 item = None
-                progressed, quantum = True, quantum - 1
+                progressed = True
         if streams and not progressed and not (stuck is not None and stuck()):
             raise Hang("no thread can proceed: " + "; ".join(blocked.values()))
 
