@@ -12,6 +12,11 @@ Order: each thread's program order, plus one edge per wait that blocked in the r
 valid bits, a RISC-V poll, ...) from the step that released it, when that is sound in every schedule: the
 parts that step changed among those the wait read are changed by no thread but the waiter and it. A mutex gives no
 order (ATGETM makes sections exclusive, in either order), so accesses under one mutex stay candidates.
+
+Synchronisation state (semaphores, SrcA / SrcB ownership and bank pointers, mutexes) is not observed; reading
+it only decides when a thread moves, so only two threads writing it conflict (a SEMPOST against another
+thread's SEMGET, the matrix unit handing back a bank the unpacker has not made valid); which thread takes a
+mutex first conflicts through what the sections do.
 """
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ ALL = None                                  # a detail covering the whole part
 _ABSENT = frozenset()                        # no access
 _PER_INDEX = frozenset({"rwc", "adc", "gpr", "thread_config", "frontend", "wait_gate", "semaphores", "config"})
 _NO_ORDER = frozenset({("mutex",)})          # parts whose release orders nothing
+_SYNC = frozenset({"semaphores", "srca", "srcb"})   # (SrcA / SrcB: their ownership and pointers, not rows)
 
 
 def _fp(x):
@@ -351,7 +357,7 @@ class Recorder:
                 writers.setdefault(k, set()).add(s.thread)
             for k in s.reads:
                 users.setdefault(k, set()).add(s.thread)
-        shared = {k for k, ts in writers.items() if len(ts | users.get(k, set())) > 1}
+        shared = {k for k, ts in writers.items() if len(ts | users.get(k, set())) > 1 and k not in _NO_ORDER}
         if not shared:
             return []
         clocks: dict[int, list[int]] = {}
@@ -400,11 +406,12 @@ class Recorder:
 def _last_conflict(earlier: list[Step], s: Step, k: tuple, known: int):
     """The latest of another thread's steps on part ``k`` that conflicts with ``s`` and is not ordered
     before it (its number is above ``known``, what ``s``'s clock has seen of that thread)."""
-    sw, sr = s.writes.get(k, _ABSENT), s.reads.get(k, _ABSENT)
+    sync = len(k) < 3 and k[0] in _SYNC        # reading a wait condition only decides when a thread moves
+    sw, sr = s.writes.get(k, _ABSENT), _ABSENT if sync else s.reads.get(k, _ABSENT)
     for e in reversed(earlier):
         if e.local <= known:
             return None
-        ew, er = e.writes.get(k, _ABSENT), e.reads.get(k, _ABSENT)
+        ew, er = e.writes.get(k, _ABSENT), _ABSENT if sync else e.reads.get(k, _ABSENT)
         if sw is not _ABSENT and (_overlap(ew, sw) or _overlap(er, sw)):
             return e
         if ew is not _ABSENT and _overlap(ew, sr):

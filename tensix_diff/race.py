@@ -25,7 +25,7 @@ from .compare import NothingCompared, compare
 from .golden_run import apply_init, observe, observe_counters
 from .happens_before import Candidate, Hold, Recorder
 
-REVERSALS = 4          # candidate reversals run at most per case, before the sampled schedules
+REVERSALS = 3          # candidate reversals run at most per case, before the sampled schedules
 
 
 @dataclass
