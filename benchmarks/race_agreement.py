@@ -50,7 +50,8 @@ def main() -> None:
     print(f"{n} multi-thread cases: {old_racy} racy under the sampled schedules, {new_racy} under the race check")
     print(f"found by the sampling only: {len(missed)}" + "".join(f"\n  {m}" for m in missed))
     print(f"found by the race check only: {len(extra)}" + "".join(f"\n  {e}" for e in extra))
-    print(f"CPU per case: sampled schedules {t_old / max(n, 1) * 1e3:.1f} ms, race check {t_new / max(n, 1) * 1e3:.1f} ms")
+    print(f"CPU per case: sampled schedules {t_old / max(n, 1) * 1e3:.1f} ms,"
+          f" race check {t_new / max(n, 1) * 1e3:.1f} ms")
 
 
 if __name__ == "__main__":
