@@ -86,11 +86,12 @@ def _formats(raw, where: str) -> Formats | None:
 
 
 def _narrowing(raw, where: str, kernels: dict[str, float]):
-    """``pipeline_draw``: {inputs: {L1 format name: weight}, fp32_dest: probability, fidelity: {0|2|3|4: weight}},
+    """``pipeline_draw``: {inputs: {L1 format name: weight}, fp32_dest: probability, fidelity: {0|2|3|4: weight},
+    bfp_pack_in: probability},
     narrowing the pipeline profile whose kernel weights are ``kernels``."""
     from .pipeline import FIDELITIES, FORMAT_NAMES, KERNEL_INPUTS, Narrowing
-    _need(isinstance(raw, dict) and set(raw) <= {"inputs", "fp32_dest", "fidelity"}, where,
-          "pipeline_draw takes inputs, fp32_dest and fidelity")
+    _need(isinstance(raw, dict) and set(raw) <= {"inputs", "fp32_dest", "fidelity", "bfp_pack_in"}, where,
+          "pipeline_draw takes inputs, fp32_dest, fidelity and bfp_pack_in")
     codes = {name: code for code, name in FORMAT_NAMES.items()
              if any(code in formats for formats in KERNEL_INPUTS.values())}
     inputs = None
@@ -107,7 +108,10 @@ def _narrowing(raw, where: str, kernels: dict[str, float]):
     fp32 = raw.get("fp32_dest", Narrowing.fp32_dest)
     _need(isinstance(fp32, (int, float)) and not isinstance(fp32, bool) and 0 <= fp32 <= 1, where,
           "pipeline_draw.fp32_dest is a probability")
-    return Narrowing(inputs, float(fp32), fid)
+    bfp = raw.get("bfp_pack_in", Narrowing.bfp_pack_in)
+    _need(isinstance(bfp, (int, float)) and not isinstance(bfp, bool) and 0 <= bfp <= 1, where,
+          "pipeline_draw.bfp_pack_in is a probability")
+    return Narrowing(inputs, float(fp32), fid, float(bfp))
 
 
 def profile_names() -> list[str]:
