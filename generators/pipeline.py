@@ -55,6 +55,7 @@ class Pipeline:
     l1_acc: bool = False           # pack with L1 accumulation onto the output tiles' earlier contents
     fp32_dest: bool = False        # is_fp32_dest_acc_en: a 32-bit Dest; the packer reads it as out_fmt
     pack_in: int | None = None     # the packer's input format when not the default (pack_src): Bfp8_b / Bfp8
+    pack_y_cr: bool = False        # the pack AddrMods return Ysrc to its checkpoint instead of clearing it
 
     @property
     def tiles(self) -> int:
@@ -78,6 +79,8 @@ class Pipeline:
             parts.append("FP32 Dest")
         if self.pack_in is not None:
             parts.append(f"packer input {FORMAT_NAMES[self.pack_in]}")
+        if self.pack_y_cr:
+            parts.append("pack AddrMods YsrcCR")
         return ", ".join(parts)
 
 
@@ -87,11 +90,12 @@ class Narrowing:
     ``inputs``: L1 input format -> weight (kernels that take none of them are not drawn); ``fp32_dest``: the
     probability of a 32-bit Dest where the kernel allows one; ``fidelity``: math fidelity -> weight (0 LoFi,
     2..4 HiFi2..HiFi4, which run phases 0..fidelity-1); ``bfp_pack_in``: the probability of a block-float
-    packer input (bfp_pack_in below)."""
+    packer input (bfp_pack_in below); ``pack_y_cr``: the probability of Pipeline.pack_y_cr."""
     inputs: dict[int, float] | None = None
     fp32_dest: float = 0.3
     fidelity: dict[int, float] | None = None
     bfp_pack_in: float = 0.0
+    pack_y_cr: float = 0.0
 
 
 FIDELITIES = (0, 2, 3, 4)
@@ -257,7 +261,7 @@ def threads(p: Pipeline, a: list[int], b: list[int], out: list[int]) -> tuple[Ke
         P.untilize_uninit(k, dst)
         return u, m, k
     P.hw_configure(k, dst, p.out_fmt, p.relu, tilize=p.kernel == "tilize", fp32_dest=p.fp32_dest)
-    P.init(k, tilize=p.kernel == "tilize")
+    P.init(k, tilize=p.kernel == "tilize", y_cr=p.pack_y_cr)
     if p.kernel == "reduce":
         P.reduce_mask(k, p.dim)
     P.dest_init(k)
@@ -307,6 +311,8 @@ def build_pipeline_case(draw: Draw, kernels: dict[str, float], name: str, narrow
     p = draw_pipeline(draw, kernels, narrow)
     if narrow.bfp_pack_in and draw.boolean(narrow.bfp_pack_in):
         p = bfp_pack_in(draw, p)
+    if narrow.pack_y_cr and p.kernel not in ("tilize", "untilize") and draw.boolean(narrow.pack_y_cr):
+        p = replace(p, pack_y_cr=True)
     if p.out_fmt in L1_ACC_OUTPUTS and draw.boolean(0.25):
         p = replace(p, l1_acc=True)
     if p.kernel in FP32_DEST_KERNELS and not p.fp32_dest and p.pack_in is None and draw.boolean(narrow.fp32_dest):

@@ -398,6 +398,9 @@ class Builder:
                 for name, v in fields.items():
                     rf = config_field(name)
                     words[rf.index] = rf.put(words.get(rf.index, 0), v)
+            for name, values in plan.mix.config_fields.items():     # the profile's chosen modes, last
+                rf = config_field(name)
+                words[rf.index] = rf.put(words.get(rf.index, 0), d.choice(values))
         if "srcbanks" in plan.needs:
             for name, v in r.setups["srcbanks"].get("thread_config_fields", {}).items():
                 rf = thread_config_field(name)
