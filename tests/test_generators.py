@@ -483,7 +483,7 @@ def test_gap_profiles_draw_their_combination_and_golden_runs_them(name, check):
         hits += bool(check(case))
         statuses[g.run(case).status] += 1
     assert hits >= 20, hits
-    assert statuses["ok"] >= 20 and set(statuses) <= {"ok", "not-modelled"}, statuses
+    assert statuses["ok"] >= 15 and set(statuses) <= {"ok", "not-modelled"}, statuses
 
 
 def test_sfpu_dest_index_profile_sets_enable_dest_index():
@@ -506,3 +506,16 @@ def test_ttsim_lists_widen_the_accepted_set_and_draw_toward_unseen():
     q = toward_unseen(p, seen)
     assert q.overrides["SFPLOAD"]["instr_mod0"]["values"] == [0]
     assert {f["instr_mod0"] for _, c in generate(3, 20, q) for f in _words(c, "SFPLOAD")} == {0}
+
+
+def test_a_32_bit_dest_gets_initial_values_for_both_src_fills():
+    """The Src fills read Dst rows 0..127 (SrcA 0..63, SrcB 64..127); a Dst32b row spans two DstBits rows, so a
+    case with a 32-bit Dest initialises DstBits rows 0..255 (with 0..127 only, SrcB was filled from invalid rows:
+    all zero)."""
+    widths = Counter()
+    for _, case in generate(5, 30, load_profile("formats")):
+        wide = _config(case, "ALU_ACC_CTRL_Fp32_enabled")
+        rows = [r for r, _ in case.init.dest]
+        assert (min(rows), max(rows)) == (0, 255 if wide else 127)
+        widths[wide] += 1
+    assert widths[0] and widths[1], widths
