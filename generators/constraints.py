@@ -13,7 +13,7 @@ from .profiles import CONFIGS, Profile
 CONSTRAINTS_PATH = CONFIGS / "constraints.yaml"
 ROLES = ("gpr", "gpr_half", "config", "adc_mask", "addr_mode", "setc16_reg", "setc16_value", "adc_zw_inc")
 THREAD_CONFIG_KINDS = {"addrmod", "config", "srcbanks"}   # set-ups that write ThreadConfig
-FIELD_KEYS = {"values", "min", "max", "align", "nonzero", "one_hot", "role", "span"}
+FIELD_KEYS = {"values", "min", "max", "align", "nonzero", "one_hot", "role", "span", "ttsim"}
 
 
 class ConstraintError(ValueError):

@@ -2,10 +2,12 @@
 
 A coverage bin is an (instruction, mode field, value) triple: a value of a field whose name holds "mod"
 (instr_mod*, addr_mode, ...), as `tensix-diff coverage` counts them. A field-value class is one of zero, one,
-max (all ones) and other; ``all_reachable_classes`` lists those the constraints let the generator draw.
-``toward_unseen`` derives from a profile one that (a) multiplies each instruction's weight by 1 + boost x the
-share of its reachable bins the corpus has not shown yet, and (b) draws each mode field only from its
-not-yet-seen values while any remain within the field's constraint. `benchmarks/coverage_weighting.py` measures bins reached against the plain profile.
+max (all ones) and other; ``all_reachable_classes`` lists those the constraints let the generator draw, and
+``all_accepted_classes`` / ``all_accepted_bins`` add what ttsim's decoder accepts beyond them (a field's
+``ttsim:`` list in configs/constraints.yaml, cited from its source). ``toward_unseen`` derives from a profile one
+that (a) multiplies each instruction's weight by 1 + boost x the share of its accepted bins the corpus has not
+shown yet, and (b) draws each mode field only from its not-yet-seen values (the ``ttsim:`` list where given)
+while any remain. `benchmarks/coverage_weighting.py` measures bins reached against the plain profile.
 """
 from __future__ import annotations
 
@@ -90,11 +92,21 @@ def reachable(name: str, profile: Profile) -> dict[str, list[int]]:
     return out
 
 
+def ttsim_accepts(name: str) -> dict[str, list[int]]:
+    """Per field of an instruction, the values configs/constraints.yaml says ttsim accepts beyond what it draws."""
+    return {f: list(c["ttsim"]) for f, c in rules().field_spec(name).items() if "ttsim" in c}
+
+
+def accepted(name: str, profile: Profile) -> dict[str, list[int]]:
+    """``reachable``, with a field's ``ttsim:`` list in place of its drawn values where constraints.yaml gives one."""
+    return {**reachable(name, profile), **{f: v for f, v in ttsim_accepts(name).items() if is_mode_field(f)}}
+
+
 def toward_unseen(profile: Profile, seen: set[Bin], boost: float = 3.0) -> Profile:
     """The profile re-weighted toward bins not in ``seen`` (named ``<profile>-unseen``)."""
     weights, overrides = dict(profile.weights), {k: dict(v) for k, v in profile.overrides.items()}
     for name in available(profile):
-        fields = reachable(name, profile)
+        fields = accepted(name, profile)
         total = sum(len(v) for v in fields.values())
         unseen = {f: [v for v in vals if (name, f, v) not in seen] for f, vals in fields.items()}
         if total:
@@ -162,6 +174,19 @@ def all_reachable_classes() -> set[tuple[str, str, str]]:
             ins, vals = isa.decode(isa.assemble_line(line))
             out.update((ins.name, f.name, value_class(vals[f.name], f.width)) for f in ins.fields)
     return out
+
+
+def all_accepted_classes() -> set[tuple[str, str, str]]:
+    """``all_reachable_classes`` plus the classes of every ``ttsim:`` list (what ttsim accepts, by its source)."""
+    extra = {(name, f, value_class(v, isa.lookup(name).field(f).width))
+             for name in rules().raw["instructions"] for f, vals in ttsim_accepts(name).items() for v in vals}
+    return all_reachable_classes() | extra
+
+
+def all_accepted_bins() -> set[Bin]:
+    """``all_reachable_bins`` plus the mode values of every ``ttsim:`` list."""
+    return all_reachable_bins() | {(name, f, v) for name in rules().raw["instructions"]
+                                   for f, vals in ttsim_accepts(name).items() if is_mode_field(f) for v in vals}
 
 
 def all_reachable_bins() -> set[Bin]:

@@ -75,8 +75,10 @@ def _pacr(addr_mode: int, intf: int, concat: int = 0, last: int = 0) -> int:
     return word("PACR", addrmode=addr_mode, readintfsel=intf, concat=concat, last=last)
 
 
-def init(p: KernelThread, tilize: bool = False) -> None:
-    """llk_pack.h _llk_pack_init_<false, false, tilize>(dst, 16, 32, 4): AddrMods and the MOP."""
+def init(p: KernelThread, tilize: bool = False, y_cr: bool = False) -> None:
+    """llk_pack.h _llk_pack_init_<false, false, tilize>(dst, 16, 32, 4): AddrMods and the MOP. ``y_cr``: AddrMods 1
+    and 2 return the input Y counter to its checkpoint (YsrcCR with no increment: 0, as the clear leaves it)
+    instead of clearing it, which ttsim v1.10.0 accepts for Ysrc only (tensix.cpp PACR, y1_cr refused)."""
     if tilize:                                      # the Blackhole tilize workaround: row pairs unswizzled
         p.pack_addr_mod(0, y_src=(4, 0, 0), y_dst=(2, 0, 0))
         p.pack_addr_mod(1, y_src=(0, 1, 0), y_dst=(0, 1, 0))
@@ -86,8 +88,9 @@ def init(p: KernelThread, tilize: bool = False) -> None:
                    end0=word("SETADCZW", cntsetmask=4, ch1_x=2, bitmask=0b0100))
         return
     p.pack_addr_mod(0, y_src=(4, 0, 0), y_dst=(4, 0, 0))
-    p.pack_addr_mod(1, y_src=(0, 1, 0), y_dst=(0, 1, 0), z_src=(0, 1))
-    p.pack_addr_mod(2, y_src=(0, 1, 0), y_dst=(4, 0, 0), z_src=(1, 0))
+    back = (0, 0, 1) if y_cr else (0, 1, 0)
+    p.pack_addr_mod(1, y_src=back, y_dst=(0, 1, 0), z_src=(0, 1))
+    p.pack_addr_mod(2, y_src=back, y_dst=(4, 0, 0), z_src=(1, 0))
     p.template(4, 4, _pacr(0, 0), last_inner=_pacr(2, 0), last_outer=_pacr(1, 0, last=1))   # ALL_INTF_ACTIVE = 0
 
 

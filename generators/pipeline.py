@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from golden.fpu_formats import BF16, BFP2, BFP4, BFP8, FP16, FP32, INT8, INT32
+from golden.fpu_formats import BF16, BFP2, BFP4, BFP8, BFP8A, FP16, FP32, INT8, INT32
 from golden.pack_l1_acc import FORMATS as L1_ACC_OUTPUTS
 from tensix_diff.case import Case, Init, Observe
 
@@ -25,13 +25,14 @@ from .draw import Draw
 from .llk_thread import KernelThread
 
 FORMAT_NAMES = {FP32: "Float32", FP16: "Float16", BF16: "Float16_b", BFP8: "Bfp8_b", BFP4: "Bfp4_b", BFP2: "Bfp2_b",
-                INT8: "Int8", INT32: "Int32"}
+                INT8: "Int8", INT32: "Int32", BFP8A: "Bfp8"}
 DEST_OF = {BF16: BF16, FP16: FP16, BFP8: BF16, BFP4: BF16, BFP2: BF16}
 PACK_OUTPUTS = {BF16: (BF16, FP32, BFP8, BFP4, BFP2), FP16: (FP16, FP32, BF16)}   # golden.pack_formats modes
 TILE_BYTES = {FP32: 4096, FP16: 2048, BF16: 2048, BFP8: 64 + 1024, BFP4: 64 + 512, BFP2: 64 + 256, INT8: 1024,
               INT32: 4096}
 A_BASE, B_BASE, OUT_BASE, SLOT = 0x20000, 0x30000, 0x40000, 0x1000
-KERNELS = ("datacopy", "transpose", "eltwise", "matmul", "reduce", "tilize", "untilize", "eltwise-int8")
+KERNELS = ("datacopy", "transpose", "eltwise", "matmul", "reduce", "tilize", "untilize", "eltwise-int8", "matmul-int8",
+           "reduce-dst32")
 # Kernels whose correctness rests on the unpacker setting SrcB valid before the matrix unit's SETRWC CLR_AB
 # (SETRWC.md flips without waiting): golden's other schedules deadlock, so they pin the sequential one.
 TIMING_PINNED = ("datacopy", "tilize", "untilize")
@@ -53,6 +54,8 @@ class Pipeline:
     kt_dim: int = 1
     l1_acc: bool = False           # pack with L1 accumulation onto the output tiles' earlier contents
     fp32_dest: bool = False        # is_fp32_dest_acc_en: a 32-bit Dest; the packer reads it as out_fmt
+    pack_in: int | None = None     # the packer's input format when not the default (pack_src): Bfp8_b / Bfp8
+    pack_y_cr: bool = False        # the pack AddrMods return Ysrc to its checkpoint instead of clearing it
 
     @property
     def tiles(self) -> int:
@@ -74,6 +77,10 @@ class Pipeline:
             parts.append("L1 accumulation")
         if self.fp32_dest:
             parts.append("FP32 Dest")
+        if self.pack_in is not None:
+            parts.append(f"packer input {FORMAT_NAMES[self.pack_in]}")
+        if self.pack_y_cr:
+            parts.append("pack AddrMods YsrcCR")
         return ", ".join(parts)
 
 
@@ -82,17 +89,21 @@ class Narrowing:
     """A profile's ``pipeline_draw`` key: what draw_pipeline may pick, narrowed to reach given matrix cells.
     ``inputs``: L1 input format -> weight (kernels that take none of them are not drawn); ``fp32_dest``: the
     probability of a 32-bit Dest where the kernel allows one; ``fidelity``: math fidelity -> weight (0 LoFi,
-    2..4 HiFi2..HiFi4, which run phases 0..fidelity-1)."""
+    2..4 HiFi2..HiFi4, which run phases 0..fidelity-1); ``bfp_pack_in``: the probability of a block-float
+    packer input (bfp_pack_in below); ``pack_y_cr``: the probability of Pipeline.pack_y_cr."""
     inputs: dict[int, float] | None = None
     fp32_dest: float = 0.3
     fidelity: dict[int, float] | None = None
+    bfp_pack_in: float = 0.0
+    pack_y_cr: float = 0.0
 
 
 FIDELITIES = (0, 2, 3, 4)
 WIDE = Narrowing()
 # L1 input formats each kernel takes (repeats weight the unnarrowed draw); the matrix unit's MVMUL and
 # ELWMUL take no BFP2 operands (ttsim refuses), so eltwise and matmul do not draw it
-KERNEL_INPUTS = {"reduce": (BF16,), "tilize": (BF16,), "eltwise-int8": (INT8,),
+KERNEL_INPUTS = {"reduce": (BF16,), "tilize": (BF16,), "eltwise-int8": (INT8,), "matmul-int8": (INT8,),
+                 "reduce-dst32": (BF16,),
                  **{k: (BF16, BF16, FP16, BFP8, BFP8, BFP4, BFP2) for k in ("datacopy", "transpose", "untilize")},
                  **{k: (BF16, BF16, FP16, BFP8, BFP8, BFP4) for k in ("eltwise", "matmul")}}
 
@@ -115,7 +126,10 @@ def draw_pipeline(draw: Draw, kernels: dict[str, float], narrow: Narrowing = WID
     """A pipeline whose every choice stays inside what golden models (tt-llk's own asserts respected).
     ``eltwise-int8`` is the eltwise kernel as tt-llk tests it on Int8 (tests/python_tests/test_zzz_eltwise_binary.py
     test_eltwise_binary_int8_format: Int8 in, ELWADD/ELWSUB, no broadcast, LoFi, a 32-bit Dest, Int8 out), widened
-    to what the same LLK calls accept: ELWMUL at every fidelity, and an Int32 output (packer input Int32)."""
+    to what the same LLK calls accept: ELWMUL at every fidelity, and an Int32 output (packer input Int32).
+    ``matmul-int8`` is the matmul kernel on Int8 tiles the same way (MVMUL with INT8_math_enabled, which ttsim
+    v1.10.0 accepts with both Src formats Int8, tensix.cpp:1440-1442, always into a 32-bit Dest, :1450);
+    ``reduce-dst32`` the reduce kernel's program with a 32-bit Dest (GMPOOL/GAPOOL accumulate in Dst32b)."""
     names = [k for k in KERNELS if kernels.get(k, 0) > 0
              and (narrow.inputs is None or set(narrow.inputs) & set(KERNEL_INPUTS[k]))]
     kernel = draw.weighted(names, [kernels[k] for k in names])
@@ -125,6 +139,12 @@ def draw_pipeline(draw: Draw, kernels: dict[str, float], narrow: Narrowing = WID
         fidelity = _fidelity(draw, narrow) if op == "ELWMUL" else 0
         return Pipeline("eltwise", INT8, out, blocks=blocks, per_block=per_block, op=op, fidelity=fidelity,
                         fp32_dest=True)
+    if kernel == "matmul-int8":                     # the matmul kernel on Int8 tiles, INT8_math_enabled
+        return Pipeline("matmul", INT8, draw.choice((INT8, INT32)), fidelity=_fidelity(draw, narrow),
+                        ct_dim=draw.integer(1, 2), kt_dim=draw.integer(1, 2), fp32_dest=True)
+    if kernel == "reduce-dst32":                    # the reduce kernel's program with a 32-bit Dest
+        return Pipeline("reduce", BF16, draw.choice((FP32, BF16)), op=draw.choice(("SUM", "MAX")),
+                        dim=draw.choice(("ROW", "COL", "SCALAR")), fp32_dest=True)
     in_fmt = _input(draw, kernel, narrow)
     outputs = PACK_OUTPUTS[DEST_OF[in_fmt]]
     if kernel == "untilize":                        # row-major output: no block-float
@@ -241,7 +261,7 @@ def threads(p: Pipeline, a: list[int], b: list[int], out: list[int]) -> tuple[Ke
         P.untilize_uninit(k, dst)
         return u, m, k
     P.hw_configure(k, dst, p.out_fmt, p.relu, tilize=p.kernel == "tilize", fp32_dest=p.fp32_dest)
-    P.init(k, tilize=p.kernel == "tilize")
+    P.init(k, tilize=p.kernel == "tilize", y_cr=p.pack_y_cr)
     if p.kernel == "reduce":
         P.reduce_mask(k, p.dim)
     P.dest_init(k)
@@ -263,15 +283,39 @@ FP32_DEST_OUTPUTS = (FP32, FP16, BF16)              # the packer's input format 
 
 def pack_src(p: Pipeline) -> int:
     """The packer's input format (tt-llk tests' infer_pack_in on Blackhole): the Dest format of a 16-bit Dest,
-    the output format of a 32-bit one."""
+    the output format of a 32-bit one, unless the pipeline names one."""
+    if p.pack_in is not None:
+        return p.pack_in
     return p.out_fmt if p.fp32_dest else DEST_OF[p.in_fmt]
+
+
+def bfp_pack_in(draw: Draw, p: Pipeline) -> Pipeline:
+    """``p`` packed from a block-float input format where tt-llk's infer_pack_in gives one and ttsim v1.10.0 PACR
+    accepts it (tensix.cpp pack_fmt_conv_mode 0x26, 0x60, 0x65..0x67, 0x166, 0x167): a Bfp8_b tile through a
+    16-bit Dest packed from Bfp8_b to BF16, FP32, Bfp8_b or Bfp4_b; a 32-bit Dest packed from Bfp8_b to Bfp8_b
+    or Bfp4_b; a Float16 tile packed from Bfp8 (a) to Bfp8_b. Unchanged when none applies."""
+    options = []
+    if p.kernel != "untilize" and p.in_fmt == BFP8:
+        options += [(BFP8, out, False) for out in (BF16, FP32, BFP8, BFP4)]
+    if p.kernel in FP32_DEST_KERNELS:
+        options += [(BFP8, out, True) for out in (BFP8, BFP4)]
+    if p.kernel != "untilize" and p.in_fmt == FP16:
+        options.append((BFP8A, BFP8, False))
+    if not options:
+        return p
+    pack_in, out, wide = draw.choice(options)
+    return replace(p, pack_in=pack_in, out_fmt=out, fp32_dest=wide)
 
 
 def build_pipeline_case(draw: Draw, kernels: dict[str, float], name: str, narrow: Narrowing = WIDE) -> Case:
     p = draw_pipeline(draw, kernels, narrow)
+    if narrow.bfp_pack_in and draw.boolean(narrow.bfp_pack_in):
+        p = bfp_pack_in(draw, p)
+    if narrow.pack_y_cr and p.kernel not in ("tilize", "untilize") and draw.boolean(narrow.pack_y_cr):
+        p = replace(p, pack_y_cr=True)
     if p.out_fmt in L1_ACC_OUTPUTS and draw.boolean(0.25):
         p = replace(p, l1_acc=True)
-    if p.kernel in FP32_DEST_KERNELS and not p.fp32_dest and draw.boolean(narrow.fp32_dest):
+    if p.kernel in FP32_DEST_KERNELS and not p.fp32_dest and p.pack_in is None and draw.boolean(narrow.fp32_dest):
         p = replace(p, fp32_dest=True, out_fmt=draw.choice(FP32_DEST_OUTPUTS if p.in_fmt == FP16 else (FP32, BF16)))
     return pipeline_case(p, np.random.default_rng(draw.integer(0, 2 ** 32 - 1)), name)
 

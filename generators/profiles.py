@@ -18,7 +18,7 @@ THREAD_CONFIG_SETUPS = ("auto", "setc16", "init")
 GOLDEN_ACCEPT = ("modelled", "effects", "absent", "handler")   # handler: golden has semantics registered
 KEYS = {"description", "length", "threads", "golden", "observability", "thread_config_setup", "config_state",
         "dest_rows", "dest_edges", "gpr_special", "addrmod", "overrides", "thread_mix", "templates", "weights",
-        "formats", "pipeline", "pipeline_draw"}
+        "formats", "pipeline", "pipeline_draw", "config_fields"}
 
 
 class ProfileError(ValueError):
@@ -49,6 +49,7 @@ class Profile:
     formats: "Formats | None" = None
     pipeline: dict[str, float] | None = None   # kernel -> weight: build literal tt-llk pipelines (generators.pipeline)
     pipeline_draw: "Narrowing | None" = None   # what the pipeline draw may pick (None: everything)
+    config_fields: dict[str, tuple[int, ...]] = field(default_factory=dict)   # Config field -> values drawn
 
 
 @dataclass(frozen=True)
@@ -84,10 +85,11 @@ def _formats(raw, where: str) -> Formats | None:
 
 
 def _narrowing(raw, where: str, kernels: dict[str, float]):
-    """``pipeline_draw``: {inputs: {L1 format name: weight}, fp32_dest: probability, fidelity: {0|2|3|4: weight}},
+    """``pipeline_draw``: {inputs: {L1 format name: weight}, fp32_dest: probability, fidelity: {0|2|3|4: weight},
+    bfp_pack_in: probability, pack_y_cr: probability},
     narrowing the pipeline profile whose kernel weights are ``kernels``."""
-    _need(isinstance(raw, dict) and set(raw) <= {"inputs", "fp32_dest", "fidelity"}, where,
-          "pipeline_draw takes inputs, fp32_dest and fidelity")
+    _need(isinstance(raw, dict) and set(raw) <= {"inputs", "fp32_dest", "fidelity", "bfp_pack_in", "pack_y_cr"},
+          where, "pipeline_draw takes inputs, fp32_dest, fidelity, bfp_pack_in and pack_y_cr")
     codes = {name: code for code, name in FORMAT_NAMES.items()
              if any(code in formats for formats in KERNEL_INPUTS.values())}
     inputs = None
@@ -104,7 +106,30 @@ def _narrowing(raw, where: str, kernels: dict[str, float]):
     fp32 = raw.get("fp32_dest", Narrowing.fp32_dest)
     _need(isinstance(fp32, (int, float)) and not isinstance(fp32, bool) and 0 <= fp32 <= 1, where,
           "pipeline_draw.fp32_dest is a probability")
-    return Narrowing(inputs, float(fp32), fid)
+    probs = {}
+    for key in ("bfp_pack_in", "pack_y_cr"):
+        v = probs[key] = raw.get(key, getattr(Narrowing, key))
+        _need(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1, where,
+              f"pipeline_draw.{key} is a probability")
+    return Narrowing(inputs, float(fp32), fid, float(probs["bfp_pack_in"]), float(probs["pack_y_cr"]))
+
+
+def _config_fields(raw, where: str) -> dict[str, tuple[int, ...]]:
+    """``config_fields``: {Config field name: [values]}: one value per case, set in the config state of the thread
+    that needs config (after its words' random initial values), so a mode a field selects is reached on purpose."""
+    from golden.registers import config_field
+    _need(isinstance(raw, dict), where, "config_fields maps Config field names to lists of values")
+    out = {}
+    for name, values in raw.items():
+        try:
+            rf = config_field(name)
+        except KeyError:
+            raise ProfileError(f"{where}: config_fields: no Config field '{name}'") from None
+        _need(isinstance(values, list) and values and all(isinstance(v, int) and 0 <= v < 1 << rf.size
+                                                         for v in values), where,
+              f"config_fields.{name}: a non-empty list of values that fit the field")
+        out[name] = tuple(values)
+    return out
 
 
 def profile_names() -> list[str]:
@@ -196,7 +221,7 @@ def parse_profile(name: str, raw: dict, where: str) -> Profile:
         dest_rows=_pair(raw.get("dest_rows", [0, 64]), where, "dest_rows", 0, 1024), gpr_special=float(special),
         dest_edges=float(edges), sections=sections, addrmod_align=dict(align), addrmod_fixed=dict(fixed), addrmod_max=dict(amax), overrides=overrides, thread_mix=mix,
         templates={k: float(v) for k, v in templates.items()}, formats=_formats(raw.get("formats"), where),
-        pipeline=pipeline, pipeline_draw=narrow)
+        pipeline=pipeline, pipeline_draw=narrow, config_fields=_config_fields(raw.get("config_fields", {}), where))
 
 
 @cache

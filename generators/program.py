@@ -276,6 +276,7 @@ class Builder(Templates):
         """Prologue and epilogue words for one thread; fills init with what the body depends on."""
         d, t, r = self.draw, plan.thread, self.rules
         tc: dict[int, int] = {}
+        wide = False
         if "config" in plan.needs:
             state = d.weighted(*zip(*sorted(self.profile.config_state.items())))
             tc[thread_config_field("CFG_STATE_ID_StateID").index] = state
@@ -298,6 +299,9 @@ class Builder(Templates):
                 for name, v in fields.items():
                     rf = config_field(name)
                     words[rf.index] = rf.put(words.get(rf.index, 0), v)
+            for name, values in plan.mix.config_fields.items():     # the profile's chosen modes, last
+                rf = config_field(name)
+                words[rf.index] = rf.put(words.get(rf.index, 0), d.choice(values))
         if "srcbanks" in plan.needs:
             for name, v in r.setups["srcbanks"].get("thread_config_fields", {}).items():
                 rf = thread_config_field(name)
@@ -314,6 +318,8 @@ class Builder(Templates):
             init.gpr[t] = {i: self.gpr_value(plan.mix) for i in sorted(plan.gprs)}
         if "dest" in plan.needs:
             lo, hi = plan.mix.dest_rows
+            if wide:      # a 32-bit Dst row spans two DstBits rows: the Src fills read Dst32b rows lo..lo+127
+                hi = min(1024, lo + 2 * (hi - lo))
             rng = random.Random(d.bits(32))  # bulk data from one draw keeps Hypothesis examples small
             init.dest = [(row, [dest_cell(rng, plan.mix.dest_edges) for _ in range(16)]) for row in range(lo, hi)]
         prologue: list[int] = []

@@ -20,6 +20,13 @@ and to 19 bits), after turning NaNs into infinities, and flush a zero exponent t
 without Round_10b_mant truncates; FP16 -> FP32 rebiases (an FP16 inf/NaN becomes a large finite FP32);
 FP16 -> BF16 truncates; INT32 -> INT8 saturates the sign-magnitude value to 127 (or to 0..255 unsigned).
 ReLU (STACC_RELU) acts on the value between the Dst read and the conversion to Out_data_format.
+
+Block-float packer inputs (In_data_format = Dstacc = Bfp8_b or Bfp8a; ttsim v1.10.0 PACR accepts Bfp8_b to
+FP32, BF16, Bfp8_b, Bfp4_b from either Dst width and Bfp8a to Bfp8_b from Dst16b): the Dst value is read as for
+BF16 (Bfp8a: as for FP16), then its mantissa is cut to the six bits a block float keeps, rounding half up on
+the last bit (Dst16b BF16: +1 then clear bit 0; Dst32b: the top 16 bits, +1, clear bit 0, then a zero exponent
+flushed; Bfp8a: NaN/inf clamped to 0x7FF0, +8 then clear the low four bits, a zero exponent flushed); Bfp8_b
+goes on as BF16 bits (FP32 out: << 16), Bfp8a is widened to BF16 like FP16 -> BF16 before the block packing.
 """
 from __future__ import annotations
 
@@ -160,8 +167,15 @@ PACK_MODES = frozenset({
     (0, ff.BF16, ff.FP32), (0, ff.BF16, ff.BF16), (0, UINT16, UINT16),
     (1, ff.FP32, ff.FP32), (1, ff.FP32, ff.FP16), (1, ff.FP16, ff.FP16), (1, ff.BF16, ff.BF16),
     (1, ff.INT32, ff.INT32), (1, UINT16, UINT16), (1, ff.INT8, ff.INT8)}
-    | {(0, ff.BF16, b) for b in (ff.BFP8, ff.BFP4, ff.BFP2)} | {(1, ff.FP32, b) for b in (ff.BFP8, ff.BFP4, ff.BFP2)})
+    | {(0, ff.BF16, b) for b in (ff.BFP8, ff.BFP4, ff.BFP2)} | {(1, ff.FP32, b) for b in (ff.BFP8, ff.BFP4, ff.BFP2)}
+    | {(0, ff.BFP8, b) for b in (ff.FP32, ff.BF16, ff.BFP8, ff.BFP4)} | {(1, ff.BFP8, b) for b in (ff.BFP8, ff.BFP4)}
+    | {(0, ff.BFP8A, ff.BFP8)})
 ROUND_10B_MODES = frozenset({(1, ff.FP16, ff.FP16)})   # these need Round_10b_mant, the others forbid it
+
+
+def packer_input_bits(fmt: int) -> int:
+    """Bits of one packer input datum (its strides' alignment): Bfp8a counts as 8 bits, like Bfp8_b."""
+    return 8 if fmt == ff.BFP8A else element_bits(fmt)
 
 
 def _nan_to_inf32(v: np.ndarray) -> np.ndarray:
@@ -173,10 +187,15 @@ def _read16(in_fmt: int, raw: np.ndarray) -> np.ndarray:
     if in_fmt == ff.FP16:
         v = ff.dst16_fp16_to_bits(raw)
         return np.where((v & 0x7FFF) < 0x400, 0, v).astype(_U32)
-    if in_fmt == ff.BF16:
+    if in_fmt in (ff.BF16, ff.BFP8):
         v = ff.dst16_bf16_to_bits(raw)
         v = np.where((v & 0x7FFF) > 0x7F80, (v & 0x8000) | 0x7F80, v)
-        return np.where((v & 0x7FFF) < 0x80, 0, v).astype(_U32)
+        v = np.where((v & 0x7FFF) < 0x80, 0, v)
+        return ((v + 1) & 0xFFFFFFFE if in_fmt == ff.BFP8 else v).astype(_U32)   # Bfp8_b: six mantissa bits, half up
+    if in_fmt == ff.BFP8A:                             # FP16 bits to E5M6, half up, NaN/inf clamped first
+        v = ff.dst16_fp16_to_bits(raw)
+        v = (np.where((v & 0x7FFF) > 0x7FF7, (v & 0x8000) | 0x7FF0, v) + 8) & 0xFFFFFFF0
+        return np.where((v & 0x7FFF) < 0x400, 0, v).astype(_U32)
     return raw                                         # UINT16: opaque
 
 
@@ -187,6 +206,9 @@ def _read32(in_fmt: int, raw: np.ndarray, unsigned: bool) -> np.ndarray:
     v = ff.dst32_to_fp32(raw)
     if in_fmt == ff.BF16:
         v = (_nan_to_inf32(v) + 0x8000) >> 16
+        return np.where((v & 0x7FFF) < 0x80, 0, v).astype(_U32)
+    if in_fmt == ff.BFP8:                              # the top 16 bits, then six mantissa bits half up
+        v = ((_nan_to_inf32(v) >> 16) + 1) & 0xFFFFFFFE
         return np.where((v & 0x7FFF) < 0x80, 0, v).astype(_U32)
     if in_fmt == ff.FP16:
         v = (_nan_to_inf32(v) + 0x1000) >> 13
@@ -211,12 +233,12 @@ def _late(read32: int, in_fmt: int, out_fmt: int, v: np.ndarray) -> np.ndarray:
         sign = (v & 0x8000) << 16
         e = (v >> 10) & 0x1F
         return np.where(e != 0, sign | (((v & 0x7FFF) + (112 << 10)) << 13), sign | ((v & 0x3FF) << 13)).astype(_U32)
-    if (in_fmt, out_fmt) == (ff.FP16, ff.BF16):
+    if (in_fmt, out_fmt) in ((ff.FP16, ff.BF16), (ff.BFP8A, ff.BFP8)):
         e = (v >> 10) & 0x1F
         return np.where(e == 0, 0, (v & 0x8000) | ((e + 112) << 7) | ((v & 0x3FF) >> 3)).astype(_U32)
     if (in_fmt, out_fmt) == (ff.FP32, ff.FP16):
         return fp32_to_fp16_trunc(v)
-    if (in_fmt, out_fmt) == (ff.BF16, ff.FP32):
+    if in_fmt in (ff.BF16, ff.BFP8) and out_fmt == ff.FP32:
         return (v << 16).astype(_U32)
     if in_fmt == ff.FP32 and out_fmt in BFP_BITS:      # truncated to BF16, a zero exponent flushed to +0
         v = v >> 16
@@ -266,7 +288,7 @@ def relu(read32: int, in_fmt: int, v: np.ndarray, mode: int, threshold: int) -> 
         if mode != RELU_ZERO_NEGATIVE:
             raise NotModelled(f"INT32 ReLU mode {mode} (ttsim models mode 1 only)")
         return np.where(v >> 31 != 0, 0, v).astype(_U32)
-    if in_fmt not in (ff.FP32, ff.FP16, ff.BF16):
+    if in_fmt not in (ff.FP32, ff.FP16, ff.BF16, ff.BFP8, ff.BFP8A):
         raise NotModelled(f"ReLU with In_data_format {in_fmt}")
     if in_fmt == ff.FP32:
         sign_bit, thr, key = 31, threshold << 16, 13

@@ -110,12 +110,15 @@ class Coverage:
     def reachable_line(self) -> str:
         """Mode values the generators can emit (configs/constraints.yaml: inside what ttsim accepts and golden
         models), and how many of them were observed / compared."""
-        bins = coverage_weights.all_reachable_bins()
+        bins = coverage_weights.all_accepted_bins()
         got = {lv: sum((f, v) in self.instructions[n].seen("modes", lv) for n, f, v in bins if n in self.instructions)
                for lv in ("observed", "compared")}
-        return (f"mode values the generators can emit (explicit value lists in configs/constraints.yaml, over "
-                f"configs/profiles; AddrMod section fields apart): {len(bins)}; {got['observed']} with an observed "
-                f"effect in a matched case, {got['compared']} in compared cases")
+        unseen = sorted(f"{n}.{f}={v}" for n, f, v in bins
+                        if n not in self.instructions or (f, v) not in self.instructions[n].seen("modes", "observed"))
+        return (f"mode values the generators can emit or ttsim accepts (value lists and `ttsim:` lists in "
+                f"configs/constraints.yaml, over configs/profiles; AddrMod section fields apart): {len(bins)}; "
+                f"{got['observed']} with an observed effect in a matched case, {got['compared']} in compared cases"
+                + (f"; not observed: {', '.join(unseen)}" if unseen else ""))
 
     def supported(self) -> list[InsCoverage]:
         """The instructions golden models and ttsim runs."""
@@ -123,10 +126,11 @@ class Coverage:
 
     def accepted_class_set(self) -> set[tuple[str, str, str]]:
         """(instruction, field, class) of the supported instructions that ttsim accepts as far as the project
-        knows: what configs/constraints.yaml lets some profile draw, plus any a ttsim recording ran."""
+        knows: what configs/constraints.yaml lets some profile draw or lists as ttsim-accepted (`ttsim:`), plus
+        any a ttsim recording ran."""
         sup = self.supported()
         names = {c.ins.name for c in sup}
-        accepted = {b for b in coverage_weights.all_reachable_classes() if b[0] in names}
+        accepted = {b for b in coverage_weights.all_accepted_classes() if b[0] in names}
         return accepted | {(c.ins.name, f, k) for c in sup for f, k in c.seen("classes", "recorded")}
 
     def accepted_classes(self) -> tuple[int, int, int, int]:

@@ -15,8 +15,9 @@ addresses. Conversions: golden.pack_formats.
 ReLU (STACC_RELU modes 1..3) acts between the Dst read and the output conversion. With Pack_L1_Acc (FP32, FP16
 and BF16 outputs) each datum is added to the one already in L1 (golden.pack_l1_acc).
 
-Block-float outputs (BFP8/BFP4/BFP2 from BF16 or FP32 Dst): one shared exponent per 16 datums written to
-the exponent stream (Exp_section_size units after the output address), datums to the data stream
+Block-float inputs (In_data_format = Dstacc = Bfp8_b or Bfp8a, read as BF16 / FP16 cut to six mantissa bits:
+golden.pack_formats). Block-float outputs (BFP8/BFP4/BFP2): one shared exponent per 16 datums written to the
+exponent stream (Exp_section_size units after the output address), datums to the data stream
 (golden.pack_formats.bf16_to_bfp); Last / Flush pad both streams to 16 bytes.
 
 Refused (NotModelled): the 5-bit-exponent BFP "a" and FP8 outputs, compression, L1 accumulation into other
@@ -151,7 +152,7 @@ def pacr(m, t, f) -> None:
     cfg = _Cfg(m, t)
     _check(cfg, f)
     read32, in_fmt, out_fmt = _mode(cfg)
-    in_bits, out_bits = pf.element_bits(in_fmt), pf.element_bits(out_fmt)
+    in_bits, out_bits = pf.packer_input_bits(in_fmt), pf.element_bits(out_fmt)
     first = _first_row(m, t, cfg, in_bits)
     rows = (STRIDED_OFFSETS if f.dstaccessmode else ROW_OFFSETS)[f.readintfsel]
     per_row = m.s.adc[t]["pack"][1].x - m.s.adc[t]["pack"][0].x + 1

@@ -439,3 +439,83 @@ def test_conditional_follow_ups_come_after_exactly_the_banks_an_instruction_rele
                 assert words[i + 1:i + 1 + len(banks)] == [nop[k] for k in banks], case.name
                 seen[f["cleardvalid"]] += 1
     assert set(seen) == {1, 2, 3}, seen
+
+
+# --- profiles for combinations ttsim runs that the others never draw (issue 28) ----------------------------
+
+def _config(case, name: str) -> int:
+    from golden.registers import config_field
+    f = config_field(name)
+    return f.get(case.init.config[0].get(f.index, 0))
+
+
+def _words(case, name: str) -> list[dict]:
+    return [fields for w in case.threads[min(case.threads)] for ins, fields in [isa.decode(w)] if ins.name == name]
+
+
+def test_config_fields_set_the_chosen_values_and_are_checked():
+    seen = Counter()
+    for _, case in generate(28, 30, load_profile("sfpu-formats")):
+        if 0 in case.init.config:
+            seen[_config(case, "ALU_FORMAT_SPEC_REG1_SrcB"), _config(case, "ALU_ACC_CTRL_SFPU_Fp32_enabled")] += 1
+    assert {b for b, _ in seen} <= {0, 1, 5, 6, 7, 9} and (1, 0) in seen and any(f for _, f in seen), seen
+    for bad in ({"NO_SUCH_FIELD": [1]}, {"ALU_ACC_CTRL_Zero_Flag_disabled_src": [2]},
+                {"ALU_ACC_CTRL_Zero_Flag_disabled_src": []}, [1]):
+        with pytest.raises(ProfileError, match="config_fields"):
+            parse_profile("x", {"weights": {"NOP": 1}, "config_fields": bad}, "x.yaml")
+
+
+@pytest.mark.parametrize("name,check", [
+    ("elw-unflushed", lambda c: _config(c, "ALU_ACC_CTRL_Zero_Flag_disabled_src") == 1
+     and any(n in c.description for n in ("ELWADD", "ELWSUB"))),
+    ("zeroacc-dst32", lambda c: all(z["use_32_bit_mode"] == 1 and z["clear_mode"] == 1 and z["clear_zero_flags"] == 1
+                                    for z in _words(c, "ZEROACC"))),
+    ("zeroacc-dst32-clear", lambda c: _config(c, "ALU_ACC_CTRL_Fp32_enabled") == 1
+     and all(z["use_32_bit_mode"] == 1 for z in _words(c, "ZEROACC"))),
+    ("sfpu-formats", lambda c: any(s["instr_mod0"] == 0 for s in _words(c, "SFPLOAD") + _words(c, "SFPSTORE"))),
+    ("sfpu-dest-index", lambda c: all(s["config_dest"] == 15 and s["imm16_math"] in (0x4, 0x104, 0x100)
+                                      for s in _words(c, "SFPCONFIG"))
+     and all(s["lreg_dest"] < 4 and s["lreg_src_c"] < 4 for s in _words(c, "SFPSWAP")))])
+def test_gap_profiles_draw_their_combination_and_golden_runs_them(name, check):
+    g = GoldenBackend()
+    statuses, hits = Counter(), 0
+    for _, case in generate(28, 30, load_profile(name)):
+        hits += bool(check(case))
+        statuses[g.run(case).status] += 1
+    assert hits >= 20, hits
+    assert statuses["ok"] >= 15 and set(statuses) <= {"ok", "not-modelled"}, statuses
+
+
+def test_sfpu_dest_index_profile_sets_enable_dest_index():
+    imm = Counter(s["imm16_math"] for _, c in generate(28, 30, load_profile("sfpu-dest-index"))
+                  for s in _words(c, "SFPCONFIG"))
+    assert imm[0x4] and imm[0x104], imm
+    plain = Counter(s["imm16_math"] for _, c in generate(28, 60, load_profile("sfpu"))
+                    for s in _words(c, "SFPCONFIG") if s["config_dest"] == 15)
+    assert set(plain) <= {0, 0x100}, plain      # the sfpu profile never sets ENABLE_DEST_INDEX
+
+
+def test_ttsim_lists_widen_the_accepted_set_and_draw_toward_unseen():
+    """A field's `ttsim:` list (constraints.yaml) counts as accepted though the plain draw never picks it, and
+    toward_unseen draws its unseen values: SFPLOAD's default format (instr_mod0 0) for the sfpu profile."""
+    from generators.coverage_weights import accepted, all_accepted_bins, reachable, toward_unseen
+    p = load_profile("sfpu")
+    assert 0 not in reachable("SFPLOAD", p)["instr_mod0"] and 0 in accepted("SFPLOAD", p)["instr_mod0"]
+    assert ("SFPLOAD", "instr_mod0", 0) in all_accepted_bins() and ("SFPSTORE", "instr_mod0", 0) in all_accepted_bins()
+    seen = {("SFPLOAD", "instr_mod0", v) for v in (2, 3, 4, 6, 12, 14, 15)}
+    q = toward_unseen(p, seen)
+    assert q.overrides["SFPLOAD"]["instr_mod0"]["values"] == [0]
+    assert {f["instr_mod0"] for _, c in generate(3, 20, q) for f in _words(c, "SFPLOAD")} == {0}
+
+
+def test_a_32_bit_dest_gets_initial_values_for_both_src_fills():
+    """The Src fills read Dst rows 0..127 (SrcA 0..63, SrcB 64..127); a Dst32b row spans two DstBits rows, so a
+    case with a 32-bit Dest initialises DstBits rows 0..255 (with 0..127 only, SrcB was filled from invalid rows:
+    all zero)."""
+    widths = Counter()
+    for _, case in generate(5, 30, load_profile("formats")):
+        wide = _config(case, "ALU_ACC_CTRL_Fp32_enabled")
+        rows = [r for r, _ in case.init.dest]
+        assert (min(rows), max(rows)) == (0, 255 if wide else 127)
+        widths[wide] += 1
+    assert widths[0] and widths[1], widths

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from generators.bulk import generate_one
-from generators.pipeline import BF16, BFP2, BFP4, BFP8, FP16, FP32, INT8, INT32, TILE_BYTES, Pipeline, threads
+from generators.pipeline import BF16, BFP2, BFP4, BFP8, BFP8A, FP16, FP32, INT8, INT32, TILE_BYTES, Pipeline, threads
 from hwbridge.golden_backend import GoldenBackend
 from tensix_diff.case import content, load_case
 
@@ -56,6 +56,15 @@ CORPUS = {   # corpus case -> the pipeline the generator builds for it
     "kernel-untilize-pack-bf16": P("untilize"),
     "kernel-untilize-pack-bf16-block-of-2": P("untilize", per_block=2),
     "kernel-untilize-pack-fp16-to-fp32-2-blocks": P("untilize", FP16, FP32, blocks=2),
+    "kernel-datacopy-bfp8b-pack-in-bfp8b-to-bf16": P("datacopy", BFP8, BF16, pack_in=BFP8),
+    "kernel-datacopy-bfp8b-pack-in-bfp8b-to-fp32": P("datacopy", BFP8, FP32, pack_in=BFP8),
+    "kernel-datacopy-bfp8b-pack-in-bfp8b-to-bfp8b": P("datacopy", BFP8, BFP8, pack_in=BFP8),
+    "kernel-datacopy-bfp8b-pack-in-bfp8b-to-bfp4b": P("datacopy", BFP8, BFP4, pack_in=BFP8),
+    "kernel-eltwise-add-bfp8b-pack-in-bfp8b-relu": P("eltwise", BFP8, BF16, relu=1, pack_in=BFP8),
+    "kernel-datacopy-bf16-fp32-dest-pack-in-bfp8b-to-bfp8b": P("datacopy", BF16, BFP8, fp32_dest=True, pack_in=BFP8),
+    "kernel-eltwise-mul-bf16-hifi4-fp32-dest-pack-in-bfp8b-to-bfp4b": P("eltwise", BF16, BFP4, op="ELWMUL", fidelity=4,
+                                                                        fp32_dest=True, pack_in=BFP8),
+    "kernel-datacopy-fp16-pack-in-bfp8a-to-bfp8b": P("datacopy", FP16, BFP8, pack_in=BFP8A),
     **{f"kernel-reduce-{d.lower()}-{k.lower()}-bf16": P("reduce", op=k, dim=d)
        for d in ("ROW", "COL", "SCALAR") for k in ("SUM", "MAX")},
 }
@@ -164,3 +173,53 @@ def test_pipeline_draw_is_checked():
         parse_profile("x", {"weights": {"NOP": 1}, "pipeline_draw": {}}, "x.yaml")
     p = parse_profile("x", {**base, "pipeline_draw": {"inputs": {"Float16": 2}, "fidelity": {4: 1}}}, "x.yaml")
     assert p.pipeline_draw.inputs == {FP16: 2.0} and p.pipeline_draw.fidelity == {4: 1.0}
+
+
+# ttsim v1.10.0 PACR pack_fmt_conv_mode values from a block-float input (Read_32b_data << 8 | In << 4 | Out)
+TTSIM_BFP_INPUT_MODES = {0x26, 0x60, 0x65, 0x66, 0x67, 0x166, 0x167}
+
+
+def test_gap_pipeline_profiles_draw_what_they_name():
+    """pipeline-bfp-pack packs from Bfp8_b / Bfp8 only in modes ttsim accepts (and golden runs them all);
+    pipeline-int8-matmul is Int8 MVMUL into a 32-bit Dest; pipeline-reduce-dst32 reductions into a 32-bit Dest;
+    pipeline-pack-cr sets YsrcCR (never YdstCR, which ttsim refuses) in the pack AddrMods."""
+    from golden.registers import thread_config_field
+    from generators.draw import RandomDraw
+    from generators.pipeline import Narrowing, bfp_pack_in, draw_pipeline, pack_src
+    golden = GoldenBackend()
+    modes, bfp_in = set(), 0
+    for i in range(24):
+        case = generate_one(28, i, "pipeline-bfp-pack")
+        assert golden.run(case).status == "ok", case.description
+        bfp_in += "packer input Bfp8" in case.description
+    assert bfp_in >= 18, bfp_in            # transpose of a BF16 tile has no block-float packer input to take
+    for i in range(40):
+        d = RandomDraw(i)
+        p = bfp_pack_in(d, draw_pipeline(d, {"datacopy": 1, "eltwise": 1, "matmul": 1}, Narrowing(
+            inputs={BFP8: 1, FP16: 1, BF16: 1})))
+        if p.pack_in is not None:
+            modes.add(int(p.fp32_dest) << 8 | pack_src(p) << 4 | p.out_fmt)
+    assert modes and modes <= TTSIM_BFP_INPUT_MODES and len(modes) >= 5, sorted(map(hex, modes))
+    for i in range(6):
+        case = generate_one(28, i, "pipeline-int8-matmul")
+        assert case.tags[2] == "matmul" and "Int8 ->" in case.description and "FP32 Dest" in case.description
+        assert golden.run(case).status == "ok"
+        case = generate_one(28, i, "pipeline-reduce-dst32")
+        assert case.tags[2] == "reduce" and "FP32 Dest" in case.description
+    cr = thread_config_field("ADDR_MOD_PACK_SEC1_YsrcCR")
+    for i in range(6):
+        case = generate_one(28, i, "pipeline-pack-cr")
+        assert "pack AddrMods YsrcCR" in case.description
+        words = [w for w in case.threads[2] if isa_name(w) == "SETC16"]
+        assert any(decode_fields(w)["setc16_reg"] == cr.index and decode_fields(w)["setc16_value"] >> cr.shift & 1
+                   for w in words)
+
+
+def isa_name(word: int) -> str:
+    from golden import isa
+    return isa.decode(word)[0].name
+
+
+def decode_fields(word: int) -> dict:
+    from golden import isa
+    return isa.decode(word)[1]

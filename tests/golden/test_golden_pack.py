@@ -497,3 +497,68 @@ def test_in_format_must_match_dstacc():
 
 def test_registered_semantics():
     assert load_all()["PACR"] is pacr
+
+
+# --- block-float packer inputs: In_data_format = Dstacc = Bfp8_b (6) or Bfp8 (a) (2), by hand from the rules in
+# golden.pack_formats (ttsim v1.10.0 PACR: six mantissa bits, half up on the last bit; flush and clamp first) ---
+BFP8B_IN_16 = [      # BF16 value in Dst16b -> the packer's Bfp8_b value (BF16 bits)
+    (0x3F80, 0x3F80), (0x3F81, 0x3F82),     # an odd last mantissa bit rounds up
+    (0x3F83, 0x3F84), (0xBF81, 0xBF82),     # up on the magnitude (the sign rides along)
+    (0x3FFF, 0x4000),                       # the carry reaches the exponent
+    (0x7F7F, 0x7F80), (0x7FC1, 0x7F80),     # the largest normal rounds to inf; a NaN reads as inf first
+    (0x807F, 0x0000), (0x8000, 0x0000)]     # denormal and -0 flush to +0 before the rounding
+
+
+@pytest.mark.parametrize("out_fmt,width", [(BF16, 2), (FP32, 4)])
+def test_dst16b_bfp8b_input_keeps_six_mantissa_bits(out_fmt, width):
+    m = packer(0, ff.BFP8, out_fmt)
+    put16(m, 0, [ff.bits_to_dst16_bf16(v) for v, _ in BFP8B_IN_16])
+    shift = 16 if out_fmt == FP32 else 0
+    assert out(run(m), width, len(BFP8B_IN_16)) == [w << shift for _, w in BFP8B_IN_16]
+
+
+def test_dst32b_bfp8b_input_rounds_the_top_half():
+    m = bfp_packer(1, ff.BFP8, ff.BFP8)
+    put_fp32(m, 0, [0x3F81FFFF, 0x3F80FFFF, 0x007FFFFF, 0x007EFFFF, 0xBF830000, 0x7FC00001])
+    run(m)
+    # top halves 0x3F81 -> 0x3F82, 0x3F80 stays (low half ignored), 0x007F -> 0x0080 (rounded before the flush),
+    # 0x007E flushed, 0xBF83 -> 0xBF84, the NaN -> inf: shared exponent 0xFF (inf's); every finite datum is then
+    # 8 or more binades below it and packs to 0, inf itself to magnitude 0x40
+    assert m.s.l1.read(OUT, 1) == bytes([0xFF])
+    assert list(m.s.l1.read(OUT + 16, 6)) == [0, 0, 0, 0, 0, 0x40]
+
+
+def test_dst32b_bfp8b_input_to_bfp8_shares_the_largest_exponent():
+    m = bfp_packer(1, ff.BFP8, ff.BFP8)
+    put_fp32(m, 0, [0x3F81FFFF, 0x40000000, 0xBF830000])
+    run(m)
+    # 1.015625 (0x3F82), 2.0 (0x4000: shared exponent 0x80), -1.03125 (0xBF84): magnitudes with the hidden bit
+    # (0x82, 0x80, 0x84) shifted by 1 + (shared - own exponent) rounded half up: 0x21, 0x40, 0x21 | sign
+    assert m.s.l1.read(OUT, 1) == bytes([0x80])
+    assert list(m.s.l1.read(OUT + 16, 3)) == [0x21, 0x40, 0xA1]
+
+
+def test_dst16b_bfp8a_input_rounds_fp16_to_e5m6_then_widens_to_bf16():
+    m = bfp_packer(0, ff.BFP8A, ff.BFP8)
+    # FP16 1.0 (0x3C00), 1 + 9/1024 (0x3C09: +8 carries into the kept bits -> 0x3C10), -2.0 (0xC000),
+    # a denormal (0x0001: rounds to 0x0000, flushed), 65504 (0x7BFF: -> 0x7C00, i.e. exponent 31)
+    put16(m, 0, [ff.bits_to_dst16_fp16(v) for v in (0x3C00, 0x3C09, 0xC000, 0x0001, 0x7BFF)])
+    run(m)
+    # BF16 after widening: 0x3F80, 0x3F82, 0xC000, 0, 0x4780 (e 31 + 112): the shared exponent is 0x8F (2^16),
+    # every other datum is 15 or more binades below it (magnitude 0); 2^16 is 0x80 -> 0x40
+    assert m.s.l1.read(OUT, 1) == bytes([0x8F])
+    assert list(m.s.l1.read(OUT + 16, 5)) == [0, 0, 0, 0, 0x40]
+
+
+def test_bfp8b_input_relu_acts_on_the_sixteen_bit_value():
+    m = packer(0, ff.BFP8, BF16)
+    set_cfg(m, "STACC_RELU_ApplyRelu", 3)
+    set_cfg(m, "STACC_RELU_ReluThreshold", 0x3F82)
+    put16(m, 0, [ff.bits_to_dst16_bf16(v) for v in (0xBF80, 0x3F81, 0x3F85, 0x3F00)])
+    assert out(run(m), 2, 4) == [0, 0x3F82, 0x3F82, 0x3F00]   # -1 -> +0; 0x3F82, 0x3F86 clamp to 0x3F82
+
+
+@pytest.mark.parametrize("read32,in_fmt,out_fmt", [(0, ff.BFP8, ff.BFP2), (1, ff.BFP8, FP32), (0, ff.BFP8A, BF16)])
+def test_block_float_inputs_ttsim_refuses_stay_refused(read32, in_fmt, out_fmt):
+    with pytest.raises(NotModelled):
+        run(bfp_packer(read32, in_fmt, out_fmt))
