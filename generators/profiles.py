@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 from golden import isa, yaml_tables
+from golden.registers import config_field
 
 from .pipeline import FIDELITIES, FORMAT_NAMES, KERNELS, KERNEL_INPUTS, Narrowing
 
@@ -117,7 +118,6 @@ def _narrowing(raw, where: str, kernels: dict[str, float]):
 def _config_fields(raw, where: str) -> dict[str, tuple[int, ...]]:
     """``config_fields``: {Config field name: [values]}: one value per case, set in the config state of the thread
     that needs config (after its words' random initial values), so a mode a field selects is reached on purpose."""
-    from golden.registers import config_field
     _need(isinstance(raw, dict), where, "config_fields maps Config field names to lists of values")
     out = {}
     for name, values in raw.items():
