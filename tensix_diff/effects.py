@@ -222,16 +222,11 @@ def provenance_effects(case: Case, mask: Iterable[str] | dict) -> Effects:
     except GoldenError:
         failed = True
     occ = m.occurrences
-    issued = sorted({(o.thread, o.word) for o in occ if o.expanded})
+    issued = sorted({(o.thread, o.decoded.word) for o in occ if o.expanded})
     if failed:
         return Effects(case.instruction_count, (), tuple(issued), ())
-    counted = {k for k in _observed_writers(m, case, _mask(mask)) if k is not None}
-    todo = list(counted)
-    while todo:
-        for k in m.rec.deps[todo.pop()]:
-            if k not in counted:
-                counted.add(k)
-                todo.append(k)
+    counted = m.slice([*_observed_cells(m, case, _mask(mask)), *m.released])
+    counted |= m.waits()
     seen, expanded = set(), set()
     for k in counted:
         o = occ[k]
@@ -241,7 +236,7 @@ def provenance_effects(case: Case, mask: Iterable[str] | dict) -> Effects:
         if o.loader is not None:
             seen.add((o.thread, o.loader))
         if o.expanded:
-            expanded.add((o.thread, o.word))
+            expanded.add((o.thread, o.decoded.word))
     return Effects(case.instruction_count, tuple(sorted(seen)), tuple(issued), tuple(sorted(expanded)))
 
 
@@ -254,34 +249,34 @@ def _sub(mask_part, key):
     return mask_part.get(str(key)) if isinstance(mask_part, dict) else mask_part
 
 
-def _observed_writers(m: Traced, case: Case, mask: dict):
-    """The occurrences that last changed a cell the mask observes."""
-    s, last = m.s, m.rec.last
+def _observed_cells(m: Traced, case: Case, mask: dict):
+    """(last writer, cell) of each cell the mask observes that the run changed."""
+    s = m.s
     for key, arr in (("dest", s.dest.bits), ("dest_valid", s.dest.valid)):
         if key in mask:
-            yield from np.unique(arr.lw[arr.lw >= 0]).tolist()
+            yield from m.array_cells(arr)
     if "rwc" in mask:
         for t in _keys_of(mask["rwc"], range(THREADS)):
             for f in _keys_of(_sub(mask["rwc"], t), Rwc.FIELDS):
-                yield last.get((id(s.rwc[t]), f))
+                yield from m.cell(s.rwc[t], f)
     if "adc" in mask:
         for t in _keys_of(mask["adc"], range(THREADS)):
             for u in _keys_of(_sub(mask["adc"], t), ADC_UNITS):
                 for c in _keys_of(_sub(_sub(mask["adc"], t), u), range(2)):
                     part = _sub(_sub(_sub(mask["adc"], t), u), c)
                     for f in _keys_of(part, AdcChannel.FIELDS):
-                        yield last.get((id(s.adc[t][u][c]), f))
+                        yield from m.cell(s.adc[t][u][c], f)
     if "gpr" in mask:
         for t in _keys_of(mask["gpr"], range(THREADS)):
             for i in range(len(s.gpr[t])):
-                yield last.get((id(s.gpr[t]), i))
+                yield from m.cell(s.gpr[t], i)
     if "l1" in mask:
         for a, n in case.observed_l1():
             if not isinstance(mask["l1"], dict) or f"{a:#x}" in mask["l1"]:
-                yield from s.l1.last_writers(a, n)
+                yield from m.l1_cells(a, n)
     if "config" in mask:
         for st, idx in case.observed_config().items():
             if isinstance(mask["config"], dict) and str(st) not in mask["config"]:
                 continue
             for i in _keys_of(_sub(mask["config"], st), idx):
-                yield last.get((id(s.config[int(st)]), i))
+                yield from m.cell(s.config[int(st)], i)
