@@ -264,12 +264,20 @@ class TL1(L1):
                 self.lw.setdefault(page, np.full(self.PAGE, -1, dtype=np.int32))[hit - lo + off] = r.occ
 
     def poke(self, addrs: np.ndarray, values: np.ndarray) -> None:
-        for a, v in zip(addrs.tolist(), values.tolist()):
-            page, off = divmod(a, self.PAGE)
-            self.pages.setdefault(page, bytearray(self.PAGE))[off] = v
+        pages = addrs // self.PAGE
+        for page in np.unique(pages).tolist():
+            sel = pages == page
+            p = np.frombuffer(self.pages.setdefault(page, bytearray(self.PAGE)), dtype=np.uint8)
+            p[addrs[sel] - page * self.PAGE] = values[sel]
 
     def peek(self, addrs: np.ndarray) -> np.ndarray:
-        return np.frombuffer(b"".join(super(TL1, self).read(a, 1) for a in addrs.tolist()), dtype=np.uint8)
+        out = np.zeros(len(addrs), dtype=np.uint8)
+        pages = addrs // self.PAGE
+        for page in np.unique(pages).tolist():
+            if page in self.pages:
+                sel = pages == page
+                out[sel] = np.frombuffer(self.pages[page], dtype=np.uint8)[addrs[sel] - page * self.PAGE]
+        return out
 
     def last_writers(self, addr: int, n: int):
         """(writer, address) of the written bytes of [addr, addr + n)."""
@@ -405,8 +413,11 @@ class Traced(Tensix):
         """The steps whose values reach the ``seeds`` cells (see the module). Leaves the state as it was
         before the run."""
         live: list[list] = [[] for _ in self.occurrences]
+        keys: list[set] = [set() for _ in self.occurrences]      # live[j] as cell keys
+        memo: set[tuple] = set()             # (reader's word, writer, what it read) found flowing
         for w, c in seeds:
             live[w].append(c)
+            keys[w].add(_key(c))
         counted: set[int] = set()
         for k in range(len(self.occurrences) - 1, -1, -1):
             self._restore(self.undo[k])
@@ -414,9 +425,20 @@ class Traced(Tensix):
                 continue
             if any(not _same(_of(self.undo[k], c, 2), _of(self.undo[k], c, 3)) for c in live[k]):
                 counted.add(k)      # it changed a live cell (a step that rewrote the value there does not count)
+            word = self.occurrences[k].decoded.word
             for j, cells in _by_writer(self.reads[k]).items():
-                if self._flows(k, j, cells, live[k]):
-                    live[j].extend(cells)
+                ks = frozenset(map(_key, cells))
+                if ks <= keys[j]:
+                    flows = True       # already live through another reader: nothing new to learn
+                else:
+                    mk = (word, j, frozenset(_kind(c) for c in cells))
+                    flows = mk in memo or self._flows(k, j, cells, live[k])
+                    if flows:
+                        memo.add(mk)
+                    if flows:
+                        live[j].extend(cells)
+                        keys[j] |= ks
+                if flows:
                     self.edges.append((j, k, cells))
         return counted
 
@@ -473,7 +495,7 @@ class Traced(Tensix):
             d.handler(self, occ.thread, d.fields)
             shows = any(not _same(_get(c), _of(self.undo[k], c, 3)) for c in live)
         except (GoldenError, Blocked):
-            shows = False              # the rolled-back input is refused: no prediction
+            shows = False              # the rolled-back input is refused or would wait: no prediction
         finally:
             _REC = None
         scratch.revert()
@@ -495,23 +517,22 @@ class Traced(Tensix):
 
     def _replay_sources(self, t: int, stage, items):
         """The replay expander's output, noting for each instruction a REPLAY plays the program index of the
-        word that loaded its buffer entry (a capture that leaves an entry's word as it was loads nothing)."""
+        word that loaded its buffer entry."""
         fe = self.s.frontend[t]
         source: dict[int, int] = {}
         play: list[int] = []
 
         def feed():
             for index, d in items:
-                before = list.copy(fe.replay)
+                left, entry = fe.load_left, fe.load_index
                 play.clear()
                 if d.ins is not None and d.ins.opcode == REPLAY_OP and not d.fields.load_mode:
                     start, count = d.fields.start_idx & 31, (d.fields.len & 31) or 32
                     play.extend(source.get((start + i) & 31) for i in range(count))
                     play.reverse()
                 yield index, d
-                for k, (a, b) in enumerate(zip(before, list.copy(fe.replay))):
-                    if a != b:
-                        source[k] = index
+                if d.ins is not None and left and fe.load_left < left:     # captured into ``entry``
+                    source[entry] = index
         for index, d in stage(self, t, feed()):
             self._loader[t] = play.pop() if play else None
             yield index, d
@@ -531,6 +552,17 @@ def _by_writer(reads: list) -> dict[int, list]:
         for j in np.unique(w).tolist():
             out.setdefault(j, []).append((kind, obj, key[w == j]))
     return out
+
+
+def _key(c) -> tuple:
+    kind, obj, key = c
+    return (id(obj), key) if kind == "c" else (id(obj), key.tobytes())
+
+
+def _kind(c) -> tuple:
+    """A cell of a list or dataclass itself; an array's or L1's cells as the array / L1."""
+    kind, obj, key = c
+    return (id(obj), key) if kind == "c" else (id(obj),)
 
 
 def _get(c):
