@@ -119,7 +119,7 @@ class Traced(Tensix):
         before the run."""
         live: list[list] = [[] for _ in self.occurrences]
         keys: list[set] = [set() for _ in self.occurrences]      # live[j] as cell keys
-        memo: set[tuple] = set()             # (reader's word, writer, what it read) found flowing
+        memo: dict[tuple, bool] = {}    # (reader's word, writer, what it read, its live outputs) -> flows
         for w, c in seeds:
             live[w].append(c)
             keys[w].add(_key(c))
@@ -130,16 +130,16 @@ class Traced(Tensix):
                 continue
             if any(not _same(_of(self.undo[k], c, 2), _of(self.undo[k], c, 3)) for c in live[k]):
                 counted.add(k)      # it changed a live cell (a step that rewrote the value there does not count)
-            word = self.occurrences[k].decoded.word
+            word, outs = self.occurrences[k].decoded.word, frozenset(map(_kind, live[k]))
             for j, cells in _by_writer(self.reads[k]).items():
                 ks = frozenset(map(_key, cells))
                 if ks <= keys[j]:
                     flows = True       # already live through another reader: nothing new to learn
                 else:
-                    mk = (word, j, frozenset(_kind(c) for c in cells))
-                    flows = mk in memo or self._flows(k, j, cells, live[k])
-                    if flows:
-                        memo.add(mk)
+                    mk = (word, j, frozenset(map(_kind, cells)), outs)
+                    flows = memo.get(mk)
+                    if flows is None:
+                        flows = memo[mk] = self._flows(k, j, cells, live[k])
                     if flows:
                         live[j].extend(cells)
                         keys[j] |= ks
