@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from hwbridge.hw.cores import xdist_share
-from tensix_cli.backends import BACKENDS, BackendUnavailable, BadOption, get_backend
+from hwbridge.registry import BACKENDS, BackendUnavailable, BadOption, get_backend
 from tensix_cli.hw_options import core_arg, device_id_arg
 from tensix_diff.case import CASE_SUFFIXES, Case, CaseError, case_hash, load_case
 from tensix_diff.assess import assess, registry
@@ -44,6 +44,7 @@ settings.register_profile("hw", derandomize=True, database=None, deadline=None, 
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 SUMMARY_KEY = "tensix_diff_summary"
+KNOWN_PREFIX = "known: "   # the xfail reason of a known divergence: pytest's own lines say "known" for it
 
 
 def pytest_addoption(parser):
@@ -168,7 +169,7 @@ class TensixDiffPlugin:
         verdict = assess(case, expected, actual, ("golden", self.backend_name), self.backend_name)
         self.note(case, verdict, where, actual.provenance.get("device") if self.backend_name == "replay" else None)
         if verdict.outcome == KNOWN:   # configs/known_divergences.yaml explains every difference
-            pytest.xfail(verdict.message)
+            pytest.xfail(KNOWN_PREFIX + verdict.message)
         if verdict.outcome == DIVERGED:
             pytest.fail(f"case {case.name} ({case.source}): golden and {self.backend_name} disagree\n"
                         + verdict.report() + self.minimized(case), pytrace=False)
@@ -243,6 +244,9 @@ class TensixDiffPlugin:
                 f" {c['matched']} matched, {c['diverged']} diverged, {c['known']} known,"
                 f" {c['missing']} missing recordings, {c['stale']} stale, {c['uncompared']} uncompared")
         w(line + (f", {c['device-failed']} device-failed" if c["device-failed"] else ""))
+        for rep in terminalreporter.stats.get("known", [])[:50]:   # pytest_report_teststatus's category
+            reason = rep.wasxfail[len(KNOWN_PREFIX):].splitlines()[0]
+            w(f"known {rep.nodeid}: " + (reason if len(reason) <= 120 else reason[:117] + "..."))
         if self.devices:
             w("replayed recordings of: " + ", ".join(f"{d} ({n})" for d, n in sorted(self.devices.items()))
               + ("" if self.device else " (choose with --device)"))
@@ -262,6 +266,14 @@ class TensixDiffPlugin:
         if c["compared"]:
             for k in unused_entries(registry(), self.used_known):
                 w(f"known-divergence entry {k.id} explained no difference in this run")
+
+
+def pytest_report_teststatus(report, config):
+    """A known divergence (tensix_diff.assess) is "known" in pytest's own progress, listing and closing line,
+    in the vocabulary of `tensix-diff run`, not pytest's "xfailed"."""
+    if report.when == "call" and report.skipped and str(getattr(report, "wasxfail", "")).startswith(KNOWN_PREFIX):
+        return "known", "k", ("KNOWN", {"yellow": True})
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)

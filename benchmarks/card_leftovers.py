@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hwbridge.hw import leftovers as L  # noqa: E402
 from hwbridge.hw.platform import load  # noqa: E402
-from tensix_diff.bundle import load_each  # noqa: E402
+from tensix_diff.case import load_each  # noqa: E402
 
 
 def main() -> None:

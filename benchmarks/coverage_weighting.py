@@ -13,7 +13,7 @@ from pathlib import Path
 from generators.bulk import generate
 from generators.coverage_weights import case_bins, corpus_bins, toward_unseen
 from generators.profiles import load_profile
-from tensix_diff.bundle import load_any
+from tensix_diff.case import load_any
 from tensix_diff.golden_run import run_golden
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ import os
 import time
 from pathlib import Path
 
-from tensix_diff.bundle import load_bundle
+from tensix_diff.case import load_bundle
 from hwbridge.replay import ReplayBackend
 from tensix_diff.store import Store
 

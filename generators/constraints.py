@@ -5,10 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 
-
-from golden import yaml_tables
-
-from golden import isa
+from golden import isa, yaml_tables
+from golden.ops import load_all
 
 from .profiles import CONFIGS, Profile
 
@@ -169,7 +167,6 @@ def golden_accepts(name: str, statuses: tuple[str, ...]) -> bool:
     """Whether golden's status for an instruction, as of now, is one the profile accepts: isa.yaml's
     `golden:` (modelled / effects / absent, a handler required for the first two), or the pseudo-status
     `handler`: golden has semantics registered for it whatever isa.yaml says yet."""
-    from golden.ops import load_all
     ins = isa.table()[name]
     if "handler" in statuses and name in load_all():
         return True

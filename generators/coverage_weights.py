@@ -16,7 +16,7 @@ from golden import isa
 from tensix_diff.case import Case
 
 from .constraints import available, rules
-from .profiles import Profile
+from .profiles import Profile, load_profile, profile_names
 from .program import field_max
 
 Bin = tuple[str, str, int]
@@ -173,7 +173,6 @@ def all_reachable_bins() -> set[Bin]:
 def _generated():
     """(profile, instruction) for every instruction a profile under configs/profiles draws one at a time
     (pipeline profiles draw whole kernels)."""
-    from .profiles import load_profile, profile_names
     for pname in profile_names():
         profile = load_profile(pname)
         if not profile.pipeline:

@@ -75,7 +75,7 @@ class HypothesisDraw(Draw):
     """Draws through a Hypothesis ``data.draw`` callable (from ``st.data()`` or ``st.composite``)."""
 
     def __init__(self, draw_fn: Callable):
-        from hypothesis import strategies as st
+        from hypothesis import strategies as st     # late for start-up cost: Hypothesis (a dev extra), only here
         self._draw = draw_fn
         self._st = st
 

@@ -4,14 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import yaml
 
-from golden import yaml_tables
+from golden import isa, yaml_tables
 
-if TYPE_CHECKING:
-    from .pipeline import Narrowing
+from .pipeline import FIDELITIES, FORMAT_NAMES, KERNELS, KERNEL_INPUTS, Narrowing
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 PROFILE_DIR = CONFIGS / "profiles"
@@ -88,7 +86,6 @@ def _formats(raw, where: str) -> Formats | None:
 def _narrowing(raw, where: str, kernels: dict[str, float]):
     """``pipeline_draw``: {inputs: {L1 format name: weight}, fp32_dest: probability, fidelity: {0|2|3|4: weight}},
     narrowing the pipeline profile whose kernel weights are ``kernels``."""
-    from .pipeline import FIDELITIES, FORMAT_NAMES, KERNEL_INPUTS, Narrowing
     _need(isinstance(raw, dict) and set(raw) <= {"inputs", "fp32_dest", "fidelity"}, where,
           "pipeline_draw takes inputs, fp32_dest and fidelity")
     codes = {name: code for code, name in FORMAT_NAMES.items()
@@ -143,10 +140,8 @@ def parse_profile(name: str, raw: dict, where: str) -> Profile:
     _need(isinstance(raw, dict), where, "a profile is a mapping")
     unknown = set(raw) - KEYS
     _need(not unknown, where, f"unknown key(s) {', '.join(sorted(unknown))}")
-    from golden import isa
     pipeline = None
     if "pipeline" in raw:
-        from .pipeline import KERNELS
         pipeline = _weights(raw["pipeline"], where, "pipeline")
         _need(set(pipeline) <= set(KERNELS), where, f"pipeline: kernels are {', '.join(KERNELS)}")
     _need("weights" in raw or pipeline, where, "needs 'weights' (or 'pipeline')")

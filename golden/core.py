@@ -1,4 +1,4 @@
-"""The golden machine: state, decoding through the ISA table, and a sequential thread scheduler."""
+"""The golden machine: state, decoding through the ISA table, and running threads (golden.schedule)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -6,10 +6,11 @@ from types import SimpleNamespace
 from typing import Callable, Iterator, Sequence
 
 from . import isa
-from .errors import Blocked, GoldenError, Hang, NotModelled
+from .errors import GoldenError, NotModelled
 from .ops import ENGAGED, FRONTEND, PRE_ISSUE, load_all
 from .registers import RegField, fields, thread_config_field
-from .riscv import interleave
+from .riscv import interleave as with_actions
+from .schedule import SEQUENTIAL, Schedule, interleave
 from .state import THREADS, TensixState
 
 
@@ -96,16 +97,17 @@ class Tensix:
         equals the program's length)."""
         if not actions and not any(engaged(self, t, program) for engaged in ENGAGED):
             return enumerate(program)
-        items: Iterator[tuple[int, Decoded]] = interleave(program, actions) if actions else enumerate(program)
+        items: Iterator[tuple[int, Decoded]] = with_actions(program, actions) if actions else enumerate(program)
         for stage in FRONTEND:
             items = stage(self, t, items)
         return items
 
-    def run(self, programs: dict[int, Sequence[int]], actions: dict[int, Sequence[tuple[int, object]]] | None = None
-            ) -> None:
-        """Run per-thread word lists (with the threads' RISC-V actions interleaved). Each thread runs until
-        it finishes or blocks; blocked threads are retried after the others move; if no thread can move,
-        the case hangs (reported, never spun on)."""
+    def run(self, programs: dict[int, Sequence[int]], actions: dict[int, Sequence[tuple[int, object]]] | None = None,
+            schedule: Schedule = SEQUENTIAL, step: Callable[[int, Decoded, int], None] | None = None,
+            stuck: Callable[[], bool] | None = None) -> None:
+        """Run per-thread word lists (with the threads' RISC-V actions interleaved) under ``schedule``
+        (golden.schedule.interleave; by default each thread runs until it finishes or blocks, thread 0
+        first). ``step``/``stuck``: hooks for a race analysis (default: Tensix.step, none)."""
         actions = actions or {}
         decoded = {t: [decode(w) for w in ws] for t, ws in programs.items()}
         for t in actions:
@@ -114,26 +116,4 @@ class Tensix:
             if t not in range(THREADS):
                 raise ValueError(f"thread {t} is not in 0..{THREADS - 1}")
         streams = {t: self.stream(t, prog, actions.get(t, ())) for t, prog in sorted(decoded.items())}
-        waiting: dict[int, tuple[int, Decoded]] = {}   # thread -> the instruction it is blocked on
-        step = self.step
-        while streams:
-            progressed = False
-            blocked: dict[int, str] = {}
-            for t, items in list(streams.items()):
-                item = waiting.pop(t, None)
-                while True:
-                    if item is None:
-                        item = next(items, None)
-                        if item is None:
-                            del streams[t]
-                            break
-                    try:
-                        step(t, item[1], item[0])
-                    except Blocked as b:
-                        waiting[t] = item
-                        blocked[t] = f"thread {t} instruction {item[0]} ({item[1].text}) waits: {b.reason}"
-                        break
-                    item = None
-                    progressed = True
-            if streams and not progressed:
-                raise Hang("no thread can proceed: " + "; ".join(blocked.values()))
+        interleave(streams, schedule, step or self.step, stuck)

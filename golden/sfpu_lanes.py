@@ -21,7 +21,12 @@ LANE_CONFIG_ENABLE_DEST_INDEX = 0x4
 
 
 def lanes_of(mask: int) -> list[int]:
+    if mask == MASK32:
+        return _ALL_LANES
     return [i for i in range(LANES) if (mask >> i) & 1]
+
+
+_ALL_LANES = list(range(LANES))
 
 
 def lane_bools(mask: int) -> np.ndarray:
@@ -66,6 +71,11 @@ def _precheck(m, op: int, word: int) -> None:
             raise UndefinedBehaviour(f"TEN-2932: result to LReg[{target}] is corrupted while ENABLE_DEST_INDEX is set")
 
 
+# id(fields) -> (fields, the word they encode): golden.core keeps one fields object per distinct word, and an
+# entry keeps its object alive (so its id is not reused while the entry stands)
+_WORDS: dict[int, tuple[object, int]] = {}
+
+
 def sfpu_op(name: str) -> Callable:
     """@semantics for an SFPU instruction, preceded by the checks every SFPU word goes through."""
     ins = table()[name]
@@ -73,9 +83,16 @@ def sfpu_op(name: str) -> Callable:
 
     def register(fn: Callable) -> Callable:
         def run(m, t, f):
-            word = 0
-            for fd in ins.fields:
-                word |= getattr(f, fd.name) << fd.lo
+            known = _WORDS.get(id(f))
+            if known is not None and known[0] is f:
+                word = known[1]
+            else:
+                word = 0
+                for fd in ins.fields:
+                    word |= getattr(f, fd.name) << fd.lo
+                if len(_WORDS) >= 1 << 16:
+                    _WORDS.clear()
+                _WORDS[id(f)] = (f, word)
             _precheck(m, ins.opcode, word)
             if word & reserved:
                 raise UndefinedBehaviour(f"{name} with reserved bits {word & reserved:#08x} set")
@@ -102,15 +119,24 @@ def flag_only(vd: int) -> None:
 
 
 def map_lanes(m, vd: int, fn: Callable[..., int], *srcs: int, mask: int | None = None) -> None:
-    """LReg[vd][lane] = fn(LReg[s][lane] for s in srcs) on each enabled lane (all reads precede writes)."""
+    """LReg[vd][lane] = fn(LReg[s][lane] for s in srcs) on each enabled lane (all reads precede writes).
+    ``fn`` is a pure function of its arguments: lanes holding the same inputs share one call."""
     L = m.s.sfpu.lreg
     if mask is None:
         mask = m.s.sfpu.lane_mask()
     lanes = lanes_of(mask)
-    cols = [[int(v) for v in L[s]] for s in srcs]
-    out = [(lane, fn(*(c[lane] for c in cols)) & MASK32) for lane in lanes]
-    for lane, v in out:
-        L[vd, lane] = v
+    if not lanes:
+        return
+    inputs = list(zip(*L[list(srcs)].tolist())) if len(srcs) > 1 else [(x,) for x in L[srcs[0]].tolist()]
+    done: dict[tuple[int, ...], int] = {}
+    out = []
+    for lane in lanes:
+        args = inputs[lane]
+        v = done.get(args)
+        if v is None:
+            v = done[args] = fn(*args) & MASK32
+        out.append(v)
+    L[vd, lanes] = out
 
 
 def set_flags(m, lanes_true: int, lanes_touched: int) -> None:
@@ -121,10 +147,10 @@ def set_flags(m, lanes_true: int, lanes_touched: int) -> None:
 
 def flags_from(m, pred: Callable[[int], bool], src: int, mask: int) -> int:
     """Bit i set when pred(LReg[src][i]) holds, for lanes in mask."""
-    col = m.s.sfpu.lreg[src]
+    col = m.s.sfpu.lreg[src].tolist()
     out = 0
     for lane in lanes_of(mask):
-        if pred(int(col[lane])):
+        if pred(col[lane]):
             out |= 1 << lane
     return out
 

@@ -16,13 +16,13 @@ from .exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, BackendFailure, UsageE
 
 # Subcommand modules; a module missing from the tree is skipped, so commands land independently.
 COMMAND_MODULES = (
-    "tensix_cli.run_cmd",
+    "tensix_cli.run",
     "tensix_cli.fuzz",
     "tensix_cli.record",
     "tensix_cli.minimize",
     "tensix_cli.coverage",
-    "tensix_cli.store_cmd",
-    "tensix_cli.race_cmd",
+    "tensix_cli.store",
+    "tensix_cli.race",
     "tensix_cli.selftest",
 )
 
@@ -47,10 +47,8 @@ def _disasm(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-# The command each module adds (so one command imports only its own module: start-up stays short).
-COMMAND_OF = {"run": "tensix_cli.run_cmd", "fuzz": "tensix_cli.fuzz", "record": "tensix_cli.record",
-              "minimize": "tensix_cli.minimize", "coverage": "tensix_cli.coverage", "store": "tensix_cli.store_cmd",
-              "race": "tensix_cli.race_cmd", "selftest": "tensix_cli.selftest"}
+# The command each module adds, named alike (so one command imports only its own module: start-up stays short).
+COMMAND_OF = {m.rpartition(".")[2]: m for m in COMMAND_MODULES}
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -80,11 +78,20 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def _version() -> str:
     """``--version``: the package, golden's source digest and git revision, and the hw stack when installed."""
+    # late for start-up cost: only --version reads these
     from hwbridge.hw.device import installed_version as of
     from tensix_diff.revision import sources_hash
     from tensix_diff.store import harness_revision
     return (f"tensix-diff {of('tensix-diff')}\ngolden {sources_hash(())} (harness {harness_revision()})\n"
             f"tt-exalens {of('tt-exalens')}\ntt-umd {of('tt-umd')}")
+
+
+def _input_errors() -> tuple[type, ...]:
+    """Bad input met while a command ran: a malformed case, an unusable recording (exit 2). Looked up among the
+    modules loaded (those that raise them), so disasm never imports cases or the store."""
+    found = ((sys.modules.get(m), name) for m, name in (("tensix_diff.case", "CaseError"),
+                                                        ("tensix_diff.store", "StoreError")))
+    return tuple(getattr(mod, name) for mod, name in found if mod is not None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,8 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
     except Exception as e:
-        case = sys.modules.get("tensix_diff.case")   # loaded by any command that reads cases (not by disasm)
-        if case is None or not isinstance(e, case.CaseError):
+        if not isinstance(e, _input_errors()):
             raise
         print(f"tensix-diff: error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -17,6 +17,9 @@ import re
 import sys
 import time
 
+from hwbridge.hw.backend import HwBackend
+from tensix_diff.case import load_each
+
 from .hw_options import add_hw_arguments, hw_opts
 
 CLOCK_STAMP = re.compile(r"\[\d+\] ERROR")
@@ -41,8 +44,6 @@ def digests(backend, cases: list, chunk: int = 256) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from hwbridge.hw.backend import HwBackend
-    from tensix_diff.bundle import load_each
     ap = argparse.ArgumentParser(prog="python -m tensix_cli.core_equivalence", description=__doc__.splitlines()[0])
     ap.add_argument("cases", nargs="+", help="case files, directories, *.cases.jsonl.gz bundles")
     add_hw_arguments(ap, jobs=True)

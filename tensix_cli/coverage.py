@@ -10,6 +10,8 @@ the untested. Effects are cached per case and golden revision under ~/.cache/ten
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import sys
 import time
@@ -19,14 +21,16 @@ from pathlib import Path
 from generators import coverage_weights
 from generators.coverage_weights import is_mode_field, possible_classes, value_class
 from golden import isa
-from tensix_diff.result import Result
+from hwbridge.registry import run_case
+from tensix_diff import matrix_cells, report_html as H
 from tensix_diff.assess import assess
-from tensix_diff.case import Case, case_hash
+from tensix_diff.case import Case, case_hash, load_any
 from tensix_diff.compare import DIVERGED, MATCHED
 from tensix_diff.effects import Effects, provenance_effects
+from tensix_diff.result import Result
 from tensix_diff.result_cache import ResultCache
-from tensix_diff import report_html as H
 
+from .backends import open_backend
 from .progress import Progress, pooled
 
 LEVELS = ("observed", "compared", "recorded", "golden", "never")   # strongest first
@@ -289,8 +293,6 @@ def html_report(cov: Coverage) -> str:
 def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: bool = True) -> list[Run]:
     """Run every case on golden, look up its recording, assess the pair, and for each match the
     instructions whose effect was observed (cached; both steps on ``jobs`` processes). Progress on stderr."""
-    from tensix_diff.bundle import load_any
-    from tensix_cli.backends import open_backend
     global _ASSESS
     cases = load_any(paths)   # case files, directories and recorded fuzz bundles
     _ASSESS = (cases, open_backend("golden"), open_backend("replay", recordings=recordings), effects)
@@ -330,7 +332,6 @@ SAVE_EVERY_S = 60.0   # how often collect() writes the effects cache while it wo
 def _assess_one(i: int) -> tuple:
     """Case i of _ASSESS: (golden result, recording, verdict outcome, message, effects mask or None); states
     are kept only where a report draws them (divergences), so what travels back stays small."""
-    from tensix_cli.backends import run_case
     cases, golden, replay, effects = _ASSESS
     case = cases[i]
     rec = run_case(replay, case)
@@ -362,11 +363,10 @@ class _EffectsCache(ResultCache):
     revision of golden and of the accounting."""
 
     def __init__(self):
-        super().__init__("effects", ("effects.py", "golden_run.py", "case.py"))
+        super().__init__("effects", ("effects.py", "golden_run.py", "case"))
 
     @staticmethod
     def key_of(case: Case, shape: dict) -> str:
-        import hashlib
         return case_hash(case) + ":" + hashlib.sha256(json.dumps(shape).encode()).hexdigest()[:16]
 
     def put_key(self, key: str, eff: Effects) -> None:
@@ -381,7 +381,6 @@ class _EffectsCache(ResultCache):
 
 
 def _stateless(r: Result) -> Result:
-    import dataclasses
     return dataclasses.replace(r, state=None) if r.state is not None else r
 
 
@@ -417,7 +416,6 @@ def run(args) -> int:
             print(terminal_table(cov, args.only))
         print("\n".join(cov.summary_lines()))
     if args.matrix:
-        from tensix_diff import matrix_cells
         math = [(r[0], r[4]) for r in runs if any(isa.decode(w)[0].unit == "MATH" for ws in r[0].threads.values()
                                                   for w in ws)]
         print("\n".join(matrix_cells.lines(matrix_cells.table(math))))

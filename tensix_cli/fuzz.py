@@ -22,16 +22,15 @@ from generators.bulk import generate
 from generators.constraints import availability_report, available
 from generators.profiles import GOLDEN_ACCEPT, ProfileError, load_profile, profile_names
 from generators.program import NoInstructions
-from .backends import (BACKENDS, BackendFailure, BackendUnavailable, batch_size, get_backend, judge_case,
-                       judge_cases)
-from tensix_diff.case import Case, case_hash, dump_case
-from .hw_options import add_hw_arguments, hw_opts
-from .progress import Progress
+from hwbridge.registry import BACKENDS, BackendUnavailable, batch_size, get_backend, judge_case, judge_cases
+from tensix_diff.case import BUNDLE_SUFFIX, Case, case_hash, dump_case, write_bundle
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
 from tensix_diff.report_campaign import campaign_html
 from tensix_diff.triage import CampaignTriage
 
-from .exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from .exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, BackendFailure
+from .hw_options import add_hw_arguments, hw_opts
+from .progress import Progress
 _Fail = BackendFailure   # a one-line failure with its exit status
 ERRORS_LISTED = 200
 
@@ -258,7 +257,6 @@ BUNDLE_CASES = 250      # at most about 1.6 MB of gzip'd JSON (cases with 128 ra
 
 
 def _write_bundles(prefix: str, cases: list[Case]) -> list[str]:
-    from tensix_diff.bundle import BUNDLE_SUFFIX, write_bundle
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
     out = []
     for k in range(0, len(cases), BUNDLE_CASES):

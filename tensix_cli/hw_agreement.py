@@ -19,8 +19,14 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from golden import isa
-
+from hwbridge.golden_backend import GoldenBackend
+from hwbridge.replay import ReplayBackend
+from tensix_diff.assess import assess
+from tensix_diff.case import load_any
+from tensix_diff.effects import expansion_words
 from tensix_diff.result import OK, REFUSED
+from tensix_diff.store import Store
+from tensix_diff.triage import signature
 
 from .progress import Progress, pooled
 
@@ -32,7 +38,6 @@ OUTCOMES = ("matched", "diverged", "known", "refused-simulator", "refused-harnes
 
 def classes(case) -> list[str]:
     """The ISA units of the case's words and of the words its MOPs and REPLAYs issue (golden's expansion)."""
-    from tensix_diff.effects import expansion_words
     words = {w for ws in case.threads.values() for w in ws} | {w for _, w in expansion_words(case)}
     return sorted({isa.decode(w)[0].unit for w in words}) or ["(no instructions)"]
 
@@ -47,8 +52,6 @@ def refusal_reason(message: str) -> str:
 
 def evaluate(cases, store, jobs: int = 2) -> list[dict]:
     """One row per case (in order), on ``jobs`` forked processes."""
-    from hwbridge.golden_backend import GoldenBackend
-    from hwbridge.replay import ReplayBackend
     global _EVAL
     _EVAL = (cases, GoldenBackend(), ReplayBackend(store=store))
     try:
@@ -61,8 +64,6 @@ _EVAL = None      # (cases, golden backend, replay backend): what evaluate()'s f
 
 
 def _row(i: int) -> dict:
-    from tensix_diff.assess import assess
-    from tensix_diff.triage import signature
     cases, golden, replay = _EVAL
     case = cases[i]
     g, r = golden.run(case), replay.run(case)
@@ -113,9 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write every case's row here")
     ap.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
     args = ap.parse_args(argv)
-    from tensix_diff.store import Store
 
-    from tensix_diff.bundle import load_any
     cases = load_any(args.cases or [str(p) for p in DEFAULT_PATHS])
     rows = evaluate(cases, Store(args.recordings), args.jobs)
     devices = Counter(r["device_kind"] for r in rows if r["device_kind"])

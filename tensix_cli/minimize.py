@@ -7,12 +7,16 @@ import sys
 from pathlib import Path
 from typing import Callable
 
+from hwbridge.registry import run_case
 from tensix_diff.case import Case, dump_case, load_case
 from tensix_diff.compare import DEVICE_FAILED
 from tensix_diff.minimizer import MinReport, Minimizer
 from tensix_diff.result import Result
+from tensix_diff.store import Recording, Store, StoreError
+from tensix_diff.triage import classify as judge_and_name
 
-from .backends import open_backend, run_case
+from .backends import open_backend
+from .exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, UsageError
 from .hw_options import add_hw_arguments, hw_opts
 from .progress import Progress
 
@@ -31,7 +35,6 @@ def minimal_case(rep: MinReport, original: Case, against: str) -> Case:
 def write_bundle(case: Case, device: Result | None, out: Path, store_root: Path | None = None) -> list[str]:
     """Write ``out`` (the case YAML) and the device result as a replay recording: into ``store_root``, by
     default the store directory ``<out>.recordings`` beside it. Returns lines saying what was written."""
-    from tensix_diff.store import Recording, Store, StoreError
     out.write_text(dump_case(case))
     lines = [f"wrote {out}"]
     if device is None:
@@ -50,7 +53,7 @@ def write_bundle(case: Case, device: Result | None, out: Path, store_root: Path 
 def hypothesis_phases(backend: str) -> tuple:
     """The Hypothesis phases for a fuzz test on ``backend``. Under hw every shrink step would be a device
     run, so Hypothesis does not shrink: the failing case goes to ``check_or_minimize``'s minimiser."""
-    from hypothesis import Phase
+    from hypothesis import Phase     # late for start-up cost: Hypothesis (a dev extra), only for a fuzz test
     return tuple(p for p in Phase if not (backend == "hw" and p is Phase.shrink))
 
 
@@ -70,7 +73,6 @@ def check_or_minimize(case: Case, device, against, backend: str, out_dir: Path |
                       max_runs: int = 200) -> None:
     """Assert ``device`` and ``against`` (backends) agree on ``case``. On a divergence under hw, minimise
     first and name the minimal case (and its recording) in the assertion message."""
-    from tensix_diff.triage import classify as judge_and_name
     verdict, sig = judge_and_name(case, device.run(case), against.run(case))
     if sig is None:
         assert verdict.outcome != DEVICE_FAILED, verdict.report()
@@ -109,7 +111,6 @@ def _backend(name: str, args) -> Callable[[Case], Result]:
 
 
 def run(args) -> int:
-    from tensix_cli.exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, UsageError
     if args.max_runs < 1:
         raise UsageError("minimize: --max-runs must be at least 1")
     case = load_case(args.case)

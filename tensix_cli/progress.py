@@ -58,8 +58,10 @@ def pooled(fn, items, jobs: int, progress: Progress, each=None) -> list:
         for x in items:
             take(fn(x))
         return out
-    import multiprocessing
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+    import multiprocessing     # late for start-up cost: only a run on several processes needs it
+    import signal              # late for start-up cost, likewise
+    # Ctrl-C reaches the whole process group: the workers ignore it and this process ends the pool (exit 130)
+    with multiprocessing.get_context("fork").Pool(jobs, signal.signal, (signal.SIGINT, signal.SIG_IGN)) as pool:
         for r in pool.imap(fn, items, chunksize=8):
             take(r)
     return out

@@ -14,13 +14,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from hwbridge.registry import batch_size, run_cases
+from tensix_diff.case import CaseError, case_hash, load_any
 from tensix_diff.result import DEVICE_ERROR, TAINTED
+from tensix_diff.store import Store
 
-from .backends import batch_size, open_backend, run_cases
+from .backends import open_backend
+from .exits import EXIT_DEVICE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from .hw_options import add_hw_arguments, hw_opts
 from .progress import Progress
-
-from .exits import EXIT_DEVICE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 UNRECORDED = (DEVICE_ERROR, TAINTED)     # what the device could not vouch for
 
@@ -41,10 +43,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from tensix_diff.case import CaseError, case_hash
-    from tensix_diff.store import Store
 
-    from tensix_diff.bundle import load_any
 
     try:
         cases = load_any(args.cases or [REPO / "tests" / "corpus"])

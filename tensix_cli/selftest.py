@@ -38,7 +38,7 @@ def _names(text: str | None, known) -> list[str] | None:
 
 
 def run(args) -> int:
-    from hwbridge.hw.selftest import CHECKS, FAIL, SKIP, Selftest, platform_note
+    from hwbridge.hw.selftest import CHECKS, FAIL, SKIP, Selftest, platform_note   # late for start-up cost (--help)
     names = _names(args.checks, CHECKS)
     hw = open_backend("hw", hw=hw_opts(args))        # exit 3 (one line) when the device cannot be opened
     counts = {"ok": 0, FAIL: 0, SKIP: 0}

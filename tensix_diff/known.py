@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterable
 import yaml
 
 from golden import yaml_tables
+from golden.dest_view import adj16
 
 from .compare import Diff
 from .known_conditions import Condition, ConditionError, GoldenFacts, parse_condition
@@ -93,7 +94,6 @@ def _value(v: Any) -> Any:
 def _rows_remapped(arg: Any) -> Predicate:
     if arg != "adj16":
         raise KnownError(f"rows_remapped names the remapping: adj16, not {arg!r}")
-    from golden.dest_view import adj16
     unmap = [0] * 1024
     for r in range(1024):
         unmap[adj16(r, True)] = r

@@ -1,9 +1,16 @@
 """Schedule independence: a case whose observed state depends on how its threads interleave is racy.
 
-Golden runs a multi-thread case under several schedules (golden.schedule: sequential, round-robin with
-quantum 1 in every thread order, seeded random orders and quanta). If any two observed outcomes differ the
-case is racy: on a card it could show either, so comparing it would chase ghosts. A case with one thread
-that runs anything needs one schedule. Verdicts treat a racy case as uncompared (tensix_diff.assess).
+Golden runs a multi-thread case once, round-robin with quantum 1 (golden.schedule), recording what each
+thread's steps read and write and what orders them (tensix_diff.happens_before). Conflicting accesses of two
+threads that nothing orders are race candidates; a case with none is schedule-independent (every
+interleaving orders its conflicting accesses alike, so every schedule ends in the same state), which no
+sample of schedules can show. A candidate is confirmed only by a run: the schedule that reverses it (the
+earlier thread held back until the other has run its access), and, when no reversal changes the outcome,
+the schedules the former sampled check tried (sequential, round-robin in every thread order, four seeded
+random). The case is racy when one of them ends in another outcome than the recorded run, and the report
+names both; candidates whose runs all agree (the same value written, state nobody observes) are benign.
+A run cut short (hang, undefined behaviour) is checked the same way. A case with one thread that runs
+anything needs no analysis. Verdicts treat a racy case as uncompared (tensix_diff.assess).
 """
 from __future__ import annotations
 
@@ -11,13 +18,14 @@ from dataclasses import dataclass, field
 
 from golden.core import Tensix
 from golden.errors import GoldenError
-from golden.schedule import SEQUENTIAL, Schedule, run_schedule, schedules
+from golden.schedule import ROUND_ROBIN, SEQUENTIAL, Schedule, schedules
 
 from .case import Case
 from .compare import NothingCompared, compare
 from .golden_run import apply_init, observe, observe_counters
+from .happens_before import Candidate, Hold, Recorder
 
-RANDOM_SCHEDULES = 4
+REVERSALS = 3          # candidate reversals run at most per case, before the sampled schedules
 
 
 @dataclass
@@ -25,13 +33,17 @@ class RaceReport:
     case: str
     tried: list[str] = field(default_factory=list)
     racy: bool = False
-    first: str = ""           # the schedule everything is compared with (sequential)
+    first: str = ""           # the recorded schedule everything is compared with
     second: str = ""          # a schedule whose outcome differs
     differences: list[str] = field(default_factory=list)
+    candidates: int = 0       # conflicting pairs nothing orders
+    unresolved: int = 0       # candidate reversals not run (over REVERSALS)
 
     def text(self) -> str:
         if not self.racy:
-            return f"{self.case}: not racy ({len(self.tried)} schedule(s) agree: {', '.join(self.tried)})"
+            extra = f", {self.unresolved} more reversal(s) not run" if self.unresolved else ""
+            return (f"{self.case}: not racy ({self.candidates} unordered conflicting pair(s);"
+                    f" {len(self.tried)} schedule(s) agree: {', '.join(self.tried)}{extra})")
         return (f"{self.case}: RACY: schedules '{self.first}' and '{self.second}' disagree:\n  "
                 + "\n  ".join(self.differences))
 
@@ -40,12 +52,18 @@ def threads_in_use(case: Case) -> list[int]:
     return sorted({t for t, ws in case.threads.items() if ws} | {t for t, xs in case.actions.items() if xs})
 
 
-def _run(case: Case, schedule: Schedule):
-    """(status, the machine or golden's message) of ``case`` under ``schedule``."""
+def _run(case: Case, hold: Hold | None = None, recorder=None, schedule: Schedule = ROUND_ROBIN):
+    """(status, the machine or golden's message) of ``case`` under ``schedule``, with ``hold`` or recorded."""
     m = Tensix()
     apply_init(m.s, case)
+    step = stuck = None
+    if hold is not None:
+        step, stuck = (lambda t, d, i: hold.step(m, t, d, i)), hold.stuck
+    elif recorder is not None:
+        recorder.attach(m)
+        step = recorder.step
     try:
-        run_schedule(m, case.threads, schedule, case.actions)
+        m.run(case.threads, case.actions, schedule, step, stuck)
     except GoldenError as e:
         return e.kind, str(e)
     return "ok", m
@@ -60,30 +78,60 @@ def _fingerprint(result, case: Case):
     return status, m.s.dest.bits.tobytes(), m.s.dest.valid.tobytes(), repr(rest)
 
 
-def outcome(case: Case, schedule: Schedule) -> tuple[str, dict | str]:
-    """(status, observed state or golden's message) of ``case`` under ``schedule``."""
-    status, m = _run(case, schedule)
-    return (status, observe(m.s, case)) if status == "ok" else (status, m)
+def reversals(cands: list[Candidate]) -> list[Hold]:
+    """The holds that reverse the candidates: first, per ordered pair of threads, the widest (the first
+    thread held at its earliest candidate step until the other has run its latest: the other runs as far
+    ahead as it can); then one per (thread, step, other thread), reaching the other thread's last
+    conflicting step, taken in turn from each (threads, part) group."""
+    reach: dict[tuple, int] = {}
+    wide: dict[tuple, tuple[int, int]] = {}
+    groups: dict[tuple, list[tuple]] = {}
+    for c in cands:
+        key = (c.first, c.i, c.second)
+        if key not in reach:
+            groups.setdefault((c.first, c.second, c.part), []).append(key)
+        reach[key] = max(reach.get(key, 0), c.j)
+        i, j = wide.get((c.first, c.second), (c.i, c.j))
+        wide[c.first, c.second] = (min(i, c.i), max(j, c.j))
+    out = [(a, i, b, j) for (a, b), (i, j) in wide.items()]
+    queues = list(groups.values())
+    while queues:
+        out += [(a, i, b, reach[a, i, b]) for a, i, b in (q.pop(0) for q in queues)]
+        queues = [q for q in queues if q]
+    return [Hold(*h) for h in dict.fromkeys(out)]
 
 
-def check(case: Case, randoms: int = RANDOM_SCHEDULES, seed: int = 0) -> RaceReport:
-    """Try the case's schedules against the sequential one; stop at the first that disagrees."""
-    report = RaceReport(case.name, first=SEQUENTIAL.name)
+def check(case: Case, limit: int = REVERSALS) -> RaceReport:
+    """Record one run, then run the reversal of its race candidates until one changes the outcome."""
     used = threads_in_use(case)
     if len(used) < 2:
-        report.tried = [SEQUENTIAL.name]
+        return RaceReport(case.name, [SEQUENTIAL.name], first=SEQUENTIAL.name)
+    report = RaceReport(case.name, [ROUND_ROBIN.name], first=ROUND_ROBIN.name)
+    rec = Recorder()
+    base = _run(case, recorder=rec)
+    cands = rec.candidates()
+    report.candidates = len(cands)
+    if not cands and base[0] == "ok":
         return report
-    base = _run(case, SEQUENTIAL)
+    holds = reversals(cands)
+    report.unresolved = max(len(holds) - limit, 0)
+    tries = [(h, _hold_name(h)) for h in holds[:limit]]
+    tries += [(s, s.name) for s in schedules(used) if (s.order, s.quantum) != (tuple(used), 1)]
     base_fp = _fingerprint(base, case)
-    report.tried.append(SEQUENTIAL.name)
-    for s in schedules(used, randoms, seed)[1:]:
-        got = _run(case, s)
-        report.tried.append(s.name)
+    for how, name in tries:
+        got = _run(case, schedule=how) if isinstance(how, Schedule) else _run(case, hold=how)
+        if isinstance(how, Hold) and not how.reversed():
+            name += " (released: nothing else could move)"
+        report.tried.append(name)
         if _fingerprint(got, case) != base_fp:
-            report.racy, report.second = True, s.name
+            report.racy, report.second, report.unresolved = True, name, 0
             report.differences = _differences(_full(base, case), _full(got, case))
             return report
     return report
+
+
+def _hold_name(h: Hold) -> str:
+    return f"{ROUND_ROBIN.name}, thread {h.first} held before its step {h.i} until thread {h.second} has run {h.j}"
 
 
 def _full(result, case: Case) -> tuple:

@@ -53,7 +53,8 @@ class RaceCache(ResultCache):
     """tensix_diff.race.check per case (default schedules), for commands that judge the same cases again."""
 
     def __init__(self):
-        super().__init__("race", ("race.py", "golden_run.py", "case.py", "compare.py"))
+        super().__init__("race", ("race.py", "happens_before.py", "access_view.py", "golden_run.py", "case",
+                                  "compare.py"))
 
     def check(self, case: Case) -> RaceReport:
         key = case_hash(case)

@@ -17,10 +17,12 @@ def cache_root() -> Path:
 
 @cache
 def sources_hash(modules: tuple[str, ...]) -> str:
-    """A hash of golden's sources (Python and YAML) and of tensix_diff's ``modules``."""
+    """A hash of golden's sources (Python and YAML) and of tensix_diff's ``modules`` (a package: its modules)."""
     h = hashlib.sha256()
     sources = [p for p in (ROOT / "golden").rglob("*") if p.suffix in (".py", ".yaml")]
-    sources += [ROOT / "tensix_diff" / n for n in modules]
+    for n in modules:
+        p = ROOT / "tensix_diff" / n
+        sources += sorted(p.rglob("*.py")) if p.is_dir() else [p]
     for p in sorted(sources):
         h.update(p.read_bytes())
     return h.hexdigest()[:16]

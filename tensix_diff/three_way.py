@@ -15,12 +15,13 @@ recorded says ``no silicon recording``.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
-
-from .result import Result
 
 from .case import Case, case_hash
 from .compare import MATCHED, NothingCompared, judge
+from .report_html import cards, folded, page, table
+from .result import Result
 from .store import Store, choose_device
 
 KINDS = ("golden", "simulator", "silicon")
@@ -113,9 +114,7 @@ def three_way(case: Case, golden: Result, store: Store) -> ThreeWay:
 def html(rows: list[ThreeWay]) -> str:
     """The three-way section of a report page: one row per case, one column per recorded device, blame counts
     first."""
-    from collections import Counter
 
-    from .report_html import cards, folded, page, table
     counts = Counter(r.blame for r in rows)
     devices = sorted({d for r in rows for d in r.columns}, key=lambda d: (d.startswith("ttsim") is False, d))
     lead = cards([("cases", len(rows), "")] + [(blame, n, "ok" if blame == "agree" else "bad")

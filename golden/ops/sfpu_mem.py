@@ -129,14 +129,15 @@ def sfpload(m, t, f):
     """SFPLOAD.md (WormholeB0); BH: assembly.yaml mode list, ttsim v1.10.0; blackhole-deltas #1, #7."""
     vd = f.lreg_ind
     wide, conv, lanes, rows, cols = _cells(m, t, f, _LOAD)
-    if vd < 8:
+    if vd < 8 and lanes.size:
         lreg = m.s.sfpu.lreg[vd]
         dst = SfpuDest(m, t)
-        read = dst.read32 if wide else dst.read16
-        out = [(lane, conv(read(row, col), int(lreg[lane])) & MASK32)
-               for lane, row, col in zip(lanes.tolist(), rows.tolist(), cols.tolist())]
-        for lane, v in out:
-            lreg[lane] = v
+        cells = dst.cells(rows, cols, wide)          # None: a row is not valid; read lane by lane (it raises)
+        if cells is None:
+            read = dst.read32 if wide else dst.read16
+            cells = [read(row, col) for row, col in zip(rows.tolist(), cols.tolist())]
+        old = lreg.tolist()
+        lreg[lanes] = [conv(v, old[lane]) & MASK32 for lane, v in zip(lanes.tolist(), cells)]
     apply_addr_mod(m, t, f.sfpu_addr_mode, update_fidelity=False)
 
 
@@ -173,5 +174,9 @@ def sfploadi(m, t, f):
     if vd >= 8:
         raise NotModelled(f"SFPLOADI to LReg[{vd}] (ttsim v1.10.0 refuses it)")
     lreg = m.s.sfpu.lreg[vd]
-    for lane in lanes_of(m.s.sfpu.lane_mask()):
-        lreg[lane] = _loadi_value(f.instr_mod0, f.imm16, int(lreg[lane])) & MASK32
+    lanes = lanes_of(m.s.sfpu.lane_mask())
+    if f.instr_mod0 in (8, 10):           # keeps half of each lane's old value
+        old = lreg.tolist()
+        lreg[lanes] = [_loadi_value(f.instr_mod0, f.imm16, old[lane]) & MASK32 for lane in lanes]
+    elif lanes:
+        lreg[lanes] = _loadi_value(f.instr_mod0, f.imm16, 0) & MASK32

@@ -17,7 +17,8 @@ from . import l1_map as M
 from . import rv32 as rv
 from .actions import drain, load_used
 from .leftovers import Plan, Step
-from .program import Job, _wait_flags
+from .program import Job
+from .prologue import wait_flags
 
 MAX_CYCLES = 200_000       # a clean-up is a few instructions; a job that needs more is stuck
 
@@ -44,7 +45,7 @@ def thread_program(t: int, steps: list[Step]) -> rv.Program:
     drain(p)
     p.li(rv.T0, M.DONE + 4 * t).li(rv.T1, M.DONE_TOKEN).emit(rv.sw(rv.T1, rv.T0, 0))
     if t == 0:
-        _wait_flags(p, M.DONE, range(1, THREADS), "others_done", M.DONE_TOKEN)
+        wait_flags(p, M.DONE, range(1, THREADS), "others_done", M.DONE_TOKEN)
         p.li(rv.T0, M.ALL_DONE).emit(rv.sw(rv.T1, rv.T0, 0))
     p.label("park").jump("park")
     return p

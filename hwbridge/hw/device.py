@@ -45,7 +45,7 @@ class RemoteChip:
     Device makes of a tt_umd.TTDevice)."""
 
     def __init__(self, umd_dev, ctx):
-        import tt_umd
+        import tt_umd     # late for start-up cost: tt-umd (the hw extra) loads only with a device
         self.dev, self.noc, self.ctx = umd_dev, tt_umd.NocId.NOC0, ctx
 
     def noc_write(self, x: int, y: int, addr: int, data: bytes) -> None:
@@ -67,8 +67,8 @@ class Device:
 
     def __init__(self, simulator: str | None = None, core=None, device_id: int | None = None,
                  jobs: int | None = None, share: tuple[int, int] | None = None):
-        import tt_umd
-        from ttexalens.tt_exalens_init import init_ttexalens
+        import tt_umd     # late for start-up cost: tt-umd (the hw extra) loads only with a device
+        from ttexalens.tt_exalens_init import init_ttexalens     # late for start-up cost, as tt_umd
 
         self.simulator = simulator
         self.ctx = init_ttexalens(simulation_directory=simulator) if simulator else init_ttexalens()
@@ -264,7 +264,7 @@ class Device:
 
     def warm_reset(self) -> str:
         """The whole chip through tt-umd's public WarmReset (a PCIe card only); '' when done, else why not."""
-        import tt_umd
+        import tt_umd     # late for start-up cost: tt-umd (the hw extra) loads only with a device
         if self.simulator:
             return "no warm reset under ttsim: tt-umd's WarmReset resets PCIe devices and a simulator has none"
         if self.raw.get_communication_device_type() != tt_umd.IODeviceType.PCIe:

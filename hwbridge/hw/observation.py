@@ -13,7 +13,7 @@ from golden.state import DEST_ROWS, GPRS, THREADS
 from tensix_diff.case import Case
 
 from .platform import Platform, load
-from .program import config_reads
+from .collect import config_reads
 
 
 @cache

@@ -18,6 +18,7 @@ from golden.ops.sync import MUTEXES
 from golden.state import SEMAPHORES, THREADS
 from tensix_diff.case import Case
 from tensix_diff.compare import MATCHED, judge
+from tensix_diff.golden_run import run_golden
 from tensix_diff.result import OK, Result
 
 from . import l1_map as M
@@ -25,6 +26,7 @@ from . import program as hw_program, readback as hw_readback, rv32 as rv
 from . import stall
 from .actions import drain
 from .platform import Platform
+from .prologue import wait_flags
 from .stall import DeviceView, ThreadStall, Wait, trisc
 
 PROBE_ROUNDS = 4                 # unblocking rounds before the unit resets
@@ -163,7 +165,7 @@ def probe_program(t: int, steps: Steps) -> rv.Program:
     drain(p)
     p.li(rv.T0, M.DONE + 4 * t).li(rv.T1, M.DONE_TOKEN).emit(rv.sw(rv.T1, rv.T0, 0))
     if t == 0:
-        hw_program._wait_flags(p, M.DONE, range(1, THREADS), "others_done", M.DONE_TOKEN)
+        wait_flags(p, M.DONE, range(1, THREADS), "others_done", M.DONE_TOKEN)
         p.li(rv.T0, M.ALL_DONE).li(rv.T1, M.DONE_TOKEN).emit(rv.sw(rv.T1, rv.T0, 0))
     p.label("park").jump("park")
     return p
@@ -199,8 +201,7 @@ def view_of(snapshot: dict | None, plat: Platform) -> DeviceView:
 # --- the health check -------------------------------------------------------------------------------------------
 @lru_cache(maxsize=1)
 def _golden_health() -> Result:
-    from hwbridge.golden_backend import GoldenBackend
-    return GoldenBackend().run(HEALTH)
+    return run_golden(HEALTH)
 
 
 def health_check(worker, plat: Platform, max_cycles: int, timeout: float) -> str:

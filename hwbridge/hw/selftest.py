@@ -17,12 +17,10 @@ from typing import Callable, Iterator
 from golden.core import Tensix
 from golden.errors import GoldenError
 from golden.state import MATRIX_UNIT
-from hwbridge.golden_backend import GoldenBackend
 from tensix_diff.assess import assess
-from tensix_diff.bundle import load_each
-from tensix_diff.case import Case
+from tensix_diff.case import Case, load_each
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, compare
-from tensix_diff.golden_run import apply_init
+from tensix_diff.golden_run import apply_init, run_golden
 from tensix_diff.result import OK, Result
 
 from . import probe
@@ -57,7 +55,6 @@ class Selftest:
 
     def __init__(self, hw: HwBackend, corpus: list[str | Path] | None = None):
         self.hw, self.plat = hw, hw.platform
-        self.golden = GoldenBackend()
         self.corpus = [str(p) for p in (corpus or [CORPUS])]
         self.settled: dict[str, bool] = {}      # checks that settle the platform table: passed?
 
@@ -79,7 +76,7 @@ class Selftest:
         return r
 
     def golden_run(self, case: Case) -> Result:
-        r = self.golden.run(case)
+        r = run_golden(case)
         if r.status != OK:      # the selftest's own case is wrong: never blame the device for it
             raise CheckFailed(f"{case.name}: golden {r.status}: {r.message}")
         return r
@@ -242,7 +239,7 @@ def check_corpus(st: Selftest) -> tuple[str, str]:
     outcomes: Counter = Counter()
     bad = []
     for case in cases:
-        verdict = assess(case, st.golden.run(case), st.hw.run(case), ("golden", "hw"), "hw")
+        verdict = assess(case, run_golden(case), st.hw.run(case), ("golden", "hw"), "hw")
         outcomes[verdict.outcome] += 1
         if verdict.outcome in (DIVERGED, DEVICE_FAILED):
             bad.append(case.name)

@@ -3,7 +3,7 @@ one initial-state region or counter, so a value read back in the wrong place, or
 
 Pure data: no device here. Values are chosen so every field of every thread differs from every other
 (a swapped or shifted field cannot read back equal), and golden runs every case to the same values
-(tests/test_selftest.py). Instruction semantics: golden/ops (SETRWC.md, INCRWC.md, SETADC.md, INCADCXY.md,
+(tests/hwbridge/test_selftest.py). Instruction semantics: golden/ops (SETRWC.md, INCRWC.md, SETADC.md, INCADCXY.md,
 ZEROACC.md, AddrMods via ThreadConfig ADDR_MOD_*), Dst.md for the 32-bit Dest view.
 """
 from __future__ import annotations

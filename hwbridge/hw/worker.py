@@ -47,7 +47,7 @@ SERVICES = ("reset_units", "warm_reset")     # Device methods the parent may cal
 
 
 def _serve(conn: Connection, simulator: str | None, place: dict) -> None:
-    from hwbridge.hw.device import Device
+    from .device import Device     # late for start-up cost: the device stack loads in the worker process only
     try:
         dev = Device(simulator, **place)
     except PlacementError as e:     # the user's --device-id/--core/--jobs: a usage error, not a device fault
@@ -80,6 +80,7 @@ def _serve(conn: Connection, simulator: str | None, place: dict) -> None:
 
 def _zygote(ctl: Connection) -> None:
     """Preload the device stack, then fork one worker per request; the child's socket goes back by fd."""
+    # late for start-up cost: only the zygote process preloads the device stack, once, for its children
     import tt_umd  # noqa: F401 - preloaded for the children
     import ttexalens.tt_exalens_init  # noqa: F401
     import hwbridge.hw.device  # noqa: F401

@@ -1,0 +1,96 @@
+"""Backends by name: golden (the model), replay (the recordings), hw (a card or ttsim via tt-exalens); running
+cases on them and judging a pair (tensix_diff.assess)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tensix_diff.assess import assess
+from tensix_diff.result import DEVICE_ERROR, Result
+
+BACKENDS = ("golden", "replay", "hw")
+
+
+class BackendUnavailable(RuntimeError):
+    """The named backend cannot be set up here (unknown name, hw module or device missing): one line."""
+
+
+class BadOption(BackendUnavailable):
+    """An option the user gave the backend cannot be used (a wrong --simulator path, --core, ...): one line."""
+
+
+def get_backend(name: str, *, store=None, recordings: str | Path | None = None, simulator: str | None = None,
+                device: str | None = None, **opts):
+    """A backend object with ``.name`` and ``.run(case) -> Result``.
+
+    replay: ``store`` (a Store or a directory) or ``recordings`` (a directory); default the project's store;
+    ``device``: whose recordings (default: silicon if recorded, else the newest ttsim).
+    hw: ``simulator`` (path of a libttsim.so) or a card; further keyword options go to HwBackend.
+    """
+    if name == "golden":
+        from .golden_backend import GoldenBackend     # late for start-up cost, like each backend below
+        return GoldenBackend()
+    if name == "replay":
+        from tensix_diff.store import Store           # late for start-up cost (the store, its bundles)
+        from .replay import ReplayBackend             # late for start-up cost
+        if isinstance(store, Store):
+            return ReplayBackend(store=store, device=device)
+        return ReplayBackend(root=store if store is not None else recordings, device=device)
+    if name == "hw":
+        try:
+            from .hw.backend import HwBackend         # late for start-up cost (tt-exalens), and it may be absent
+        except ModuleNotFoundError as e:
+            if e.name == "hwbridge.hw.backend":
+                raise BackendUnavailable("hw backend unavailable: hwbridge.hw.backend is not in this tree") from None
+            if e.name and (e.name.startswith("tt_") or "exalens" in e.name or "umd" in e.name):
+                raise BackendUnavailable(f"hw backend unavailable: cannot import {e.name}"
+                                         " (install the .[hw] extra)") from None
+            raise
+        from .hw.errors import OptionError             # late for start-up cost
+        if simulator is not None:
+            opts["simulator"] = simulator
+        try:
+            return HwBackend(**opts)
+        except OptionError as e:
+            raise BadOption(str(e)) from None
+    raise BackendUnavailable(f"unknown backend '{name}' (choose from {', '.join(BACKENDS)})")
+
+
+def run_case(backend, case):
+    """backend.run(case): an exception out of the hw backend is that device's failure (a device-error Result);
+    anything else (an unusable recording: StoreError) propagates."""
+    try:
+        return backend.run(case)
+    except Exception as e:
+        if getattr(backend, "name", "") != "hw":
+            raise
+        return Result(DEVICE_ERROR, message=f"{type(e).__name__}: {e}")
+
+
+def run_cases(backend, cases: list) -> list:
+    """run_case over ``cases``, in order; a backend that drives several cores (HwBackend.run_many) gets them all at
+    once, so they run side by side."""
+    if len(getattr(backend, "cores", ())) > 1 and len(cases) > 1:
+        try:
+            return backend.run_many(cases)
+        except Exception as e:  # the device layer failed for the whole batch: each case says so
+            return [Result(DEVICE_ERROR, message=f"{type(e).__name__}: {e}") for _ in cases]
+    return [run_case(backend, case) for case in cases]
+
+
+def judge_cases(reference, test, cases: list, names: tuple[str, str], **how) -> list:
+    """judge_case over ``cases`` (each side through run_cases), in order."""
+    expected, actual = run_cases(reference, cases), run_cases(test, cases)
+    return [(assess(c, e, a, names, names[1], **how), e, a) for c, e, a in zip(cases, expected, actual)]
+
+
+def batch_size(*backends) -> int:
+    """How many cases a command hands over at once: enough to keep every core of a multi-core backend busy."""
+    return max([1] + [4 * len(getattr(b, "cores", ())) for b in backends if len(getattr(b, "cores", ())) > 1])
+
+
+def judge_case(reference, test, case, names: tuple[str, str], **how):
+    """Run a case on both backends and assess the pair (tensix_diff.assess: registry, expected refusals,
+    observed effects; ``how``: assess's keyword options); returns (verdict, the reference's Result, the tested
+    backend's Result)."""
+    expected, actual = run_case(reference, case), run_case(test, case)
+    return assess(case, expected, actual, names, names[1], **how), expected, actual

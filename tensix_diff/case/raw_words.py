@@ -1,0 +1,44 @@
+"""Raw-word instruction lines of dump_case's layout (``    - .word 0x`` and 8 lower-case hex digits) read a run
+at a time: each gives the word golden.isa.assemble_line gives, checked by isa.decode's rule (a known opcode,
+no bit set outside the instruction's declared fields, golden/isa.yaml) over the whole run at once."""
+from __future__ import annotations
+
+import re
+from functools import cache
+
+import numpy as np
+
+from golden import isa
+
+PREFIX = "    - .word 0x"
+_LINE = len(PREFIX) + 8
+_HEX = re.compile(r"[0-9a-f]*")
+
+
+@cache
+def _tables() -> tuple[np.ndarray, np.ndarray]:
+    """Per opcode byte: whether isa.yaml has it, and the bits of a word no declared field of it holds."""
+    known, stray = np.zeros(256, dtype=bool), np.zeros(256, dtype=np.uint32)
+    for op, ins in isa.by_opcode().items():
+        known[op], stray[op] = True, 0xFFFFFF & ~ins.payload_mask
+    return known, stray
+
+
+def take(lines: list[str], i: int) -> tuple[list[int], int]:
+    """The words of the raw-word lines from ``lines[i]`` on and the index of the line after them. The run ends
+    at the first line of another form or whose word isa.decode refuses (the text path reads that line)."""
+    j = i
+    while lines[j].startswith(PREFIX):      # the list ends with "" (text.split of a final newline)
+        j += 1
+    run = lines[i:j]
+    if run and (max(map(len, run)) != _LINE or min(map(len, run)) != _LINE):
+        run = run[:next(k for k, line in enumerate(run) if len(line) != _LINE)]
+    digits = "".join([line[len(PREFIX):] for line in run])
+    good = _HEX.match(digits).end() // 8 * 8
+    words = np.frombuffer(bytes.fromhex(digits[:good]), dtype=">u4").astype(np.uint32)
+    known, stray = _tables()
+    op = words >> 24
+    bad = ~known[op] | ((words & stray[op]) != 0)
+    if bad.any():
+        words = words[:int(bad.argmax())]
+    return words.tolist(), i + len(words)

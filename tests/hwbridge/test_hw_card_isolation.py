@@ -1,0 +1,79 @@
+"""Card isolation through the CLI's run path: ``tensix-diff run A.yaml B.yaml --backend hw --simulator=PATH
+--isolation=card`` gives B the verdict it gets alone, for each kind of leftover A leaves (SFPU flag stack, mutex,
+packer mid-row, latched wait, replay, MOP mask, mailbox), in one process whose simulator is never replaced; and a
+case whose leftovers nothing clears is refused with the reason. Needs a Blackhole libttsim.so
+(``pytest --simulator=PATH`` or TENSIX_DIFF_SIMULATOR); skipped otherwise."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tensix_cli import cli
+from tensix_cli import run as run_cmd
+from tensix_diff.case import dump_case
+from test_hw_leaks import directed_dirty, probes
+
+# kind -> (A: leaves it, B: a probe it would disturb)
+KINDS = {"flag stack": ("leak-flag-stack-depth3", "probe-push-pop"),
+         "mutex": ("leak-mutex-held", "probe-mutex"),
+         "packer mid-row": ("leak-delta08-last0", "leak-delta08-last1"),
+         "latched wait": ("leak-semwait-zero", "probe-mop-mask"),
+         "replay": ("leak-replay-load-pending", "probe-replay-play"),
+         "MOP mask": ("leak-mop-mask", "probe-mop-mask"),
+         "mailbox": ("leak-mailbox-unread", "probe-mailbox")}
+
+
+@pytest.fixture(scope="module")
+def sim_path(request):
+    path = request.config.getoption("simulator", None) or os.environ.get("TENSIX_DIFF_SIMULATOR")
+    if not path:
+        pytest.skip("needs a Blackhole libttsim.so: --simulator=PATH or TENSIX_DIFF_SIMULATOR")
+    return path
+
+
+@pytest.fixture(scope="module")
+def case_files(tmp_path_factory):
+    out = tmp_path_factory.mktemp("card-cases")
+    paths = {}
+    for case in directed_dirty() + probes():
+        paths[case.name] = out / f"{case.name}.yaml"
+        paths[case.name].write_text(dump_case(case))
+    return paths
+
+
+def _run(monkeypatch, capsys, sim_path: str, *files) -> dict[str, str]:
+    """``tensix-diff run FILES --backend hw --isolation=card`` in this process: each case's verdict line."""
+    opened = []
+
+    def open_backend(*a, **kw):
+        backend = real(*a, **kw)
+        opened.append(backend)
+        return backend
+    real = run_cmd.open_backend
+    monkeypatch.setattr(run_cmd, "open_backend", open_backend)
+    try:
+        cli.main(["run", *map(str, files), "--backend", "hw", f"--simulator={sim_path}", "--isolation=card"])
+    finally:
+        monkeypatch.setattr(run_cmd, "open_backend", real)
+        for backend in opened:
+            getattr(backend, "close", lambda: None)()
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ": " in ln and not ln.startswith(" ")]
+    return {ln.split(" ", 2)[1].rstrip(":"): ln for ln in lines if len(ln.split(" ", 2)) == 3}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_b_after_a_gets_the_verdict_it_gets_alone(kind, sim_path, case_files, monkeypatch, capsys):
+    a, b = KINDS[kind]
+    alone = _run(monkeypatch, capsys, sim_path, case_files[b])
+    after = _run(monkeypatch, capsys, sim_path, case_files[a], case_files[b])
+    assert a in after and b in alone
+    assert after[b] == alone[b], f"{kind}: alone {alone[b]!r}, after {a} {after[b]!r}"
+
+
+def test_a_case_nothing_can_isolate_is_refused_with_the_reason(sim_path, case_files, monkeypatch, capsys):
+    a, b = "leak-unpacker-mid-row", "probe-push-pop"
+    after = _run(monkeypatch, capsys, sim_path, case_files[a], case_files[b])
+    assert "hw: refused: harness: card isolation: golden cannot predict what it leaves" in after[a]
+    assert "unpacker-continuation" in after[a]
+    assert after[b] == _run(monkeypatch, capsys, sim_path, case_files[b])[b]

@@ -1,0 +1,138 @@
+"""Schedule independence (tensix_diff.race, tensix_diff.happens_before, golden.schedule): a case whose observed
+state depends on the thread interleaving is racy, never a divergence and never a match; a proper handshake
+removes the race. The racy-case suite (tests/race_cases plus the Dest cases here) holds races the seven
+sampled schedules of the former check (tests/race_sampler.py) find and races none of them shows."""
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from pathlib import Path
+
+from golden import isa
+from tensix_diff.result import OK, Result
+from hwbridge.golden_backend import GoldenBackend
+from tensix_cli.cli import main
+from tensix_diff.assess import RACY, assess
+from tensix_diff.case import Case, dump_case, load_case
+from tensix_diff.happens_before import Recorder
+from tensix_diff.race import _run, check
+
+from race_sampler import sampled_racy
+
+ROOT = Path(__file__).resolve().parents[2]
+PACK = load_case(ROOT / "tests" / "corpus" / "deltas" / "delta-08-packer-ystride.yaml")
+MATH_WRITE = ["NOP"] * 10 + ["SFPLOADI lreg_ind=0 instr_mod0=2 imm16=0x4040",
+                             "SFPSTORE lreg_ind=0 instr_mod0=6 sfpu_addr_mode=0 dest_reg_addr=0"]
+
+
+def _case(name: str, math: list[str], pack_prefix: list[str]) -> Case:
+    """Thread 1 (math) writes Dest row 0; thread 2 (pack) packs Dest row 0 to L1 (delta-08's packer)."""
+    return replace(PACK, name=name, threads={1: isa.assemble("; ".join(math)),
+                                             2: [isa.assemble_line(x) for x in pack_prefix] + PACK.threads[2]})
+
+
+UNSYNCED = _case("race-unsynced", MATH_WRITE, [])
+LATE_PACK = _case("race-dest-late-pack", MATH_WRITE[10:], ["NOP"] * 20)   # packs 20 instructions after the math
+SYNCED = _case("race-synced", ["SEMINIT max_value=1 init_value=0 sem_sel=1"] + MATH_WRITE + ["SEMPOST sem_sel=1"],
+               ["SEMWAIT stall_res=4 sem_sel=1 wait_sem_cond=1"])     # the packer waits while semaphore 0 is 0
+
+
+def test_a_pack_thread_reading_dest_rows_math_writes_without_a_semaphore_is_racy():
+    report = check(UNSYNCED)
+    assert report.racy and report.first == "round-robin 0-1-2", report.text()
+    assert report.second == "round-robin 0-1-2, thread 2 held before its step 7 until thread 1 has run 12"
+    assert any(d.startswith("l1 ") for d in report.differences), report.text()
+
+
+def test_the_same_pair_with_a_semaphore_handshake_is_not_racy():
+    """The packer's wait blocks until the SEMPOST (an edge), so Dest's write and read are ordered; the Wait
+    Gate's reads of the semaphore only decide when the packer moves: no candidate, one run."""
+    report = check(SYNCED)
+    assert not report.racy and report.candidates == 0 and report.tried == ["round-robin 0-1-2"], report.text()
+    rec = Recorder()
+    _run(SYNCED, recorder=rec)
+    assert rec.candidates() == []
+    waited = [s for s in rec.steps if s.waited]
+    assert [(s.thread, s.local) for s in waited] == [(2, 8)] and ("semaphores", 0) in waited[0].waited
+    post = next(s for s in rec.steps if s.thread == 1 and ("semaphores", 0) in s.writes and s.local > 1)
+    assert waited[0].clock[1] == post.local                   # the packer's PACR is ordered after the post
+    unsynced = Recorder()
+    _run(UNSYNCED, recorder=unsynced)
+    assert [c.part for c in unsynced.candidates()] == [("dest",)]
+
+
+def test_one_thread_needs_one_schedule():
+    assert check(PACK).tried == ["sequential"]
+
+
+RACE_CASES = sorted((ROOT / "tests" / "race_cases").glob("*.yaml"))
+SUITE = [load_case(p) for p in RACE_CASES] + [UNSYNCED, SYNCED, LATE_PACK]
+MISSED_BY_SAMPLING = {"race-config-late-reader", "race-write-after-post", "race-dest-late-pack"}
+NOT_RACY = {"race-benign-same-value", "race-synced"}
+
+
+def test_the_racy_case_suite_holds_races_the_sampled_schedules_find_and_races_they_miss():
+    sampled = {c.name: sampled_racy(c) for c in SUITE}
+    assert len(RACE_CASES) >= 5 and all(len(c.threads) >= 2 for c in SUITE)
+    assert {n for n, s in sampled.items() if s is None} == MISSED_BY_SAMPLING | NOT_RACY, sampled
+    assert {n for n, s in sampled.items() if s} == {"race-unsynced", "race-config-two-writers", "race-mutex-order"}
+
+
+def test_every_case_the_sampled_schedules_find_racy_the_analysis_finds_racy_and_more():
+    reports = {c.name: check(c) for c in SUITE}
+    racy = {n for n, r in reports.items() if r.racy}
+    assert racy == {c.name for c in SUITE} - NOT_RACY, {n: r.text() for n, r in reports.items()}
+    assert {c.name for c in SUITE if sampled_racy(c)} < racy
+    assert MISSED_BY_SAMPLING <= racy
+    for n in MISSED_BY_SAMPLING:        # each named by the schedule that shows it, and what differs
+        assert "held before its step" in reports[n].second and reports[n].differences, reports[n].text()
+
+
+def test_a_conflict_whose_reversal_changes_nothing_is_not_racy():
+    """Two unordered writes of the same value conflict (a candidate), but reversing them observes nothing new."""
+    report = check(load_case(ROOT / "tests" / "race_cases" / "same-value.yaml"))
+    assert not report.racy and report.candidates == 1 and len(report.tried) == 1 + 1 + 6, report.text()
+
+
+def test_a_mutex_makes_sections_exclusive_but_orders_nothing():
+    report = check(load_case(ROOT / "tests" / "race_cases" / "mutex-order.yaml"))
+    assert report.racy and "thread 0 held before its step 1 " in report.second, report.text()  # before its ATGETM
+    assert report.differences == ["config state 0 [69]: expected 0x22, actual 0x11"]
+
+
+def test_a_racy_case_is_never_a_divergence_nor_a_match():
+    g = GoldenBackend().run(UNSYNCED)
+    other = copy.deepcopy(g.state)
+    other["gpr"]["0"][1] = 5                      # a device showing something else entirely
+    for device in (Result(OK, g.state), Result(OK, other)):
+        v = assess(UNSYNCED, g, device, ("golden", "ttsim"))
+        assert v.outcome == "uncompared" and v.why == RACY
+
+
+def test_a_racy_case_pinned_to_the_sequential_schedule_is_judged_and_says_so():
+    """A literal kernel that relies on hardware timing may pin golden's sequential schedule (tag
+    schedule:sequential): it is compared, it can diverge, and its verdict names the schedule that differs."""
+    pinned = replace(UNSYNCED, tags=["schedule:sequential"])
+    g = GoldenBackend().run(pinned)
+    same = assess(pinned, g, Result(OK, g.state), ("golden", "ttsim"))
+    assert same.outcome == "matched" and "schedule pinned to sequential" in same.message, same.message
+    other = copy.deepcopy(g.state)
+    other["gpr"]["0"][1] = 5
+    assert assess(pinned, g, Result(OK, other), ("golden", "ttsim")).outcome == "diverged"
+
+
+def test_the_race_command_explains_one_case(tmp_path, capsys):
+    for c in (UNSYNCED, SYNCED):
+        (tmp_path / f"{c.name}.yaml").write_text(dump_case(c))
+    assert main(["race", str(tmp_path / "race-synced.yaml")]) == 0
+    assert main(["race", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "race-unsynced: RACY: schedules 'round-robin 0-1-2' and 'round-robin 0-1-2, thread 2 held" in out
+    assert "2 cases: 1 racy" in out
+
+
+def test_generated_cases_are_never_racy():
+    from generators.bulk import generate
+    cases = [c for _, c in generate(11, 40, "counters")]
+    assert sum(1 for c in cases if len([t for t, w in c.threads.items() if w]) > 1) >= 10
+    assert not any(check(c).racy for c in cases)
