@@ -1,6 +1,6 @@
 """Provenance against ablation on a seeded sample of committed, recorded cases: the program positions each
 credits (both, provenance only, ablation only, by instruction) and the CPU time each takes, with the
-recording's state dump as the mask, as `tensix-diff coverage` uses them (tests/test_provenance.py asserts
+recording's state dump as the mask, as `tensix-diff coverage` uses them (tests/tensix_diff/test_provenance.py asserts
 bounds on the same sample).
 
     python benchmarks/provenance_agreement.py [--per-bundle 4] [--seed 0] [BUNDLE_NAME ...]
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from golden.isa import decode
 from hwbridge.replay import ReplayBackend
-from tensix_diff.bundle import load_bundle
+from tensix_diff.case import load_bundle
 from tensix_diff.effects import observed_effects, provenance_effects
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "fuzz_corpus"

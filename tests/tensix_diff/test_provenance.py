@@ -12,7 +12,7 @@ import pytest
 from golden.core import Tensix
 from golden.provenance import Traced
 from hwbridge.replay import ReplayBackend
-from tensix_diff.bundle import load_bundle
+from tensix_diff.case import load_bundle
 from tensix_diff.case import load_cases, parse_case
 from tensix_diff.effects import Effects, observed_effects, provenance_effects
 from tensix_diff.golden_run import apply_init, observe
