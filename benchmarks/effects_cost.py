@@ -1,7 +1,7 @@
 """Observed-effect accounting cost per generated case (about 64 instructions), against one plain golden run:
 ``any_observed`` (what every matched verdict pays: one golden run with everything NOP'd, one per instruction
-only when that shows nothing) and ``observed_effects`` (what `run` and coverage pay: one golden run per
-instruction). The mask is what ttsim's read-back observes for the case, as in the verdict pipeline.
+only when that shows nothing), ``observed_effects`` (what `run --effects` pays: one golden run per
+instruction) and ``provenance_effects`` (what coverage pays: one traced run and re-runs of single steps). The mask is what ttsim's read-back observes for the case, as in the verdict pipeline.
 
     python benchmarks/effects_cost.py [--cases N] [--profile NAME] [--seed S]
 """
@@ -16,7 +16,7 @@ from generators.profiles import load_profile
 from hwbridge.golden_backend import GoldenBackend
 from hwbridge.hw.platform import load as load_platform
 from hwbridge.hw.observation import required
-from tensix_diff.effects import any_observed, observed_effects
+from tensix_diff.effects import any_observed, observed_effects, provenance_effects
 
 
 def _time(fn, cases) -> list[float]:
@@ -44,6 +44,7 @@ def main() -> None:
     anyo = _time(lambda c: any_observed(c, masks[c.name], states[c.name]), cases)
     some = cases[: max(1, len(cases) // 4)]
     full = _time(lambda c: observed_effects(c, masks[c.name], states[c.name]), some)
+    prov = _time(lambda c: provenance_effects(c, masks[c.name]), some)
     ms = lambda xs: statistics.median(xs) * 1e3   # noqa: E731
     mean = lambda xs: statistics.mean(xs) * 1e3   # noqa: E731
     per64 = 64 / n
@@ -54,6 +55,9 @@ def main() -> None:
           f" ({mean(anyo) / mean(base):.1f}x a golden run)")
     print(f"observed_effects:  {ms(full):8.2f} ms per case (median), {mean(full):8.2f} mean over {len(some)} cases"
           f" ({mean(full) / mean(base):.1f}x a golden run; {mean(full) * per64:.1f} ms per 64 instructions)")
+
+    print(f"provenance:        {ms(prov):8.2f} ms per case (median), {mean(prov):8.2f} mean over {len(some)} cases"
+          f" ({mean(prov) / mean(base):.1f}x a golden run; {mean(prov) * per64:.1f} ms per 64 instructions)")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 For every instruction of golden/isa.yaml, and within it every mode value (addr_mode and the other
 *mod* fields) and every field-value class (zero, one, max, other), the strongest evidence the corpus
 gives: ``observed`` (in a case whose device recording matched golden, this instruction's own effect reached
-the compared state: tensix_diff.effects), ``compared`` (it ran in a compared case, its effect unseen),
+the compared state, by data provenance: tensix_diff.effects.provenance_effects), ``compared`` (it ran in a compared case, its effect unseen),
 ``recorded`` (the device ran it but golden could not, so nothing was compared), ``golden`` (ran on golden
 only, no recording) or ``never``. A harness must say plainly what it has not tested: the report lists
 the untested. Effects are cached per case and golden revision under ~/.cache/tensix-diff/effects.
@@ -26,7 +26,7 @@ from tensix_diff import matrix_cells, report_html as H
 from tensix_diff.assess import assess
 from tensix_diff.case import Case, case_hash, load_any
 from tensix_diff.compare import DIVERGED, MATCHED
-from tensix_diff.effects import Effects, observed_effects
+from tensix_diff.effects import Effects, provenance_effects
 from tensix_diff.result import Result
 from tensix_diff.result_cache import ResultCache
 
@@ -91,8 +91,8 @@ class Coverage:
                  f" case, {self.count('compared')} more ran in compared cases (effect never seen), "
                  f"{self.count('recorded')} recorded on a device but not compared, "
                  f"{self.count('golden')} ran on golden only, {self.count('never')} never ran"]
-        lines.append("(an instruction a MOP or REPLAY issues counts by its own ablation: every issue of that word "
-                     "from the expansion made a NOP)")
+        lines.append("(observed: by data provenance in one traced golden run, docs/minimise-triage-coverage.md; an "
+                     "instruction a MOP or REPLAY issues counts by its own issues)")
         for lv, label in (("observed", "effect observed in a matched case"), ("compared", "ran in a compared case"),
                           ("golden", "run at all")):
             modes = sum(len(c.seen("modes", lv)) for c in self.instructions.values())
@@ -358,8 +358,8 @@ def _assess_one(i: int) -> tuple:
 
 
 def _effects(work) -> Effects:
-    case, device_state, golden_state = work
-    return observed_effects(case, device_state, golden_state)
+    case, device_state, _ = work
+    return provenance_effects(case, device_state)
 
 
 class _EffectsCache(ResultCache):

@@ -31,6 +31,8 @@ from golden import isa
 from golden.core import Tensix, decode
 from golden.errors import GoldenError, Hang
 from golden.ops.replay import MOP_OP, REPLAY_OP
+from golden.provenance import Traced
+from golden.state import ADC_UNITS, THREADS, AdcChannel, Rwc
 
 from .case import Case
 from .golden_run import apply_init, observe_counters
@@ -200,3 +202,81 @@ def observed_effects(case: Case, mask: Iterable[str] | dict, full_state: dict | 
 
 def _word(case: Case, p: tuple[int, int]) -> int:
     return case.threads[p[0]][p[1]]
+
+
+# --- provenance: one traced golden run instead of one run per instruction ---------------------------------
+
+def provenance_effects(case: Case, mask: Iterable[str] | dict) -> Effects:
+    """The instructions whose effect reaches the compared state by data flow, from one traced golden run
+    (golden.provenance): the last writers of the masked cells, and, again and again, the last writers of what
+    a counted instruction read. A program position counts when one of its steps does (a MOP or REPLAY word
+    through what it issues, a word a REPLAY load captured through the plays of its entry); ``expanded`` holds
+    the (thread, word) of counted expansion steps. A run golden refuses or that hangs credits nothing.
+    docs/minimise-triage-coverage.md says where this differs from ablation (observed_effects)."""
+    m = Traced()
+    apply_init(m.s, case)
+    m.instrument()
+    try:
+        m.run(case.threads, case.actions)
+        failed = False
+    except GoldenError:
+        failed = True
+    occ = m.occurrences
+    issued = sorted({(o.thread, o.decoded.word) for o in occ if o.expanded})
+    if failed:
+        return Effects(case.instruction_count, (), tuple(issued), ())
+    counted = m.slice([*_observed_cells(m, case, _mask(mask)), *m.released])
+    counted |= m.waits()
+    seen, expanded = set(), set()
+    for k in counted:
+        o = occ[k]
+        if o.index is None:          # a RISC-V action: no program word of its own
+            continue
+        seen.add((o.thread, o.index))
+        if o.loader is not None:
+            seen.add((o.thread, o.loader))
+        if o.expanded:
+            expanded.add((o.thread, o.decoded.word))
+    return Effects(case.instruction_count, tuple(sorted(seen)), tuple(issued), tuple(sorted(expanded)))
+
+
+def _keys_of(mask_part, available) -> list:
+    """The keys a mask part selects among ``available`` (all of them unless it is a dict)."""
+    return [k for k in available if str(k) in mask_part] if isinstance(mask_part, dict) else list(available)
+
+
+def _sub(mask_part, key):
+    return mask_part.get(str(key)) if isinstance(mask_part, dict) else mask_part
+
+
+def _observed_cells(m: Traced, case: Case, mask: dict):
+    """(last writer, cell) of each cell the mask observes that the run changed."""
+    s = m.s
+    for key, arr in (("dest", s.dest.bits), ("dest_valid", s.dest.valid)):
+        if key in mask:
+            yield from m.array_cells(arr)
+    if "rwc" in mask:
+        for t in _keys_of(mask["rwc"], range(THREADS)):
+            for f in _keys_of(_sub(mask["rwc"], t), Rwc.FIELDS):
+                yield from m.cell(s.rwc[t], f)
+    if "adc" in mask:
+        for t in _keys_of(mask["adc"], range(THREADS)):
+            for u in _keys_of(_sub(mask["adc"], t), ADC_UNITS):
+                for c in _keys_of(_sub(_sub(mask["adc"], t), u), range(2)):
+                    part = _sub(_sub(_sub(mask["adc"], t), u), c)
+                    for f in _keys_of(part, AdcChannel.FIELDS):
+                        yield from m.cell(s.adc[t][u][c], f)
+    if "gpr" in mask:
+        for t in _keys_of(mask["gpr"], range(THREADS)):
+            for i in range(len(s.gpr[t])):
+                yield from m.cell(s.gpr[t], i)
+    if "l1" in mask:
+        for a, n in case.observed_l1():
+            if not isinstance(mask["l1"], dict) or f"{a:#x}" in mask["l1"]:
+                yield from m.l1_cells(a, n)
+    if "config" in mask:
+        for st, idx in case.observed_config().items():
+            if isinstance(mask["config"], dict) and str(st) not in mask["config"]:
+                continue
+            for i in _keys_of(_sub(mask["config"], st), idx):
+                yield from m.cell(s.config[int(st)], i)
