@@ -2,7 +2,7 @@
 time, the load before and after, and the coverage summary it printed. Cold: every cache (effects, race checks,
 the replay store's indexes) starts empty in a fresh $XDG_CACHE_HOME. Target (issue 25): <= 10 minutes on 2 cores.
 
-    python benchmarks/coverage_time.py [--jobs 2] [PATHS...]
+    python benchmarks/coverage_time.py [--jobs 2] [--provenance] [PATHS...]
 """
 from __future__ import annotations
 
@@ -22,12 +22,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("paths", nargs="*", help="what to measure (default: the command's default, the whole corpus)")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--provenance", action="store_true", help="effects by provenance (coverage --provenance)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="coverage-cold-") as cache:
         env = {**os.environ, "XDG_CACHE_HOME": cache, "PYTHONPATH": str(ROOT)}
         out = Path(cache) / "coverage.json"
         cmd = [sys.executable, "-m", "tensix_cli.cli", "coverage", *args.paths, "--jobs", str(args.jobs), "--summary",
-               "--json", str(out)]
+               "--json", str(out), *(["--provenance"] if args.provenance else [])]
         load0 = os.getloadavg()
         cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
@@ -38,7 +39,8 @@ def main() -> None:
     if run.returncode:
         sys.exit(f"coverage failed ({run.returncode}):\n{run.stderr[-2000:]}")
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
-    print(f"cold coverage, --jobs {args.jobs}, {' '.join(args.paths) or 'the whole committed corpus'}:")
+    how = "provenance" if args.provenance else "ablation"
+    print(f"cold coverage, effects by {how}, --jobs {args.jobs}, {' '.join(args.paths) or 'the whole committed corpus'}:")
     print(f"wall {wall / 60:.1f} min, CPU {cpu / 60:.1f} min (all processes); load average before "
           f"{load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, after {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}; "
           f"target <= 10 min wall")

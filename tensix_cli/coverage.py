@@ -3,7 +3,8 @@
 For every instruction of golden/isa.yaml, and within it every mode value (addr_mode and the other
 *mod* fields) and every field-value class (zero, one, max, other), the strongest evidence the corpus
 gives: ``observed`` (in a case whose device recording matched golden, this instruction's own effect reached
-the compared state, by data provenance: tensix_diff.effects.provenance_effects), ``compared`` (it ran in a compared case, its effect unseen),
+the compared state: by ablation, tensix_diff.effects.observed_effects, or with ``--provenance`` by data
+provenance, provenance_effects), ``compared`` (it ran in a compared case, its effect unseen),
 ``recorded`` (the device ran it but golden could not, so nothing was compared), ``golden`` (ran on golden
 only, no recording) or ``never``. A harness must say plainly what it has not tested: the report lists
 the untested. Effects are cached per case and golden revision under ~/.cache/tensix-diff/effects.
@@ -26,7 +27,7 @@ from tensix_diff import matrix_cells, report_html as H
 from tensix_diff.assess import assess
 from tensix_diff.case import Case, case_hash, load_any
 from tensix_diff.compare import DIVERGED, MATCHED
-from tensix_diff.effects import Effects, provenance_effects
+from tensix_diff.effects import Effects, observed_effects, provenance_effects
 from tensix_diff.result import Result
 from tensix_diff.result_cache import ResultCache
 
@@ -80,6 +81,7 @@ class Coverage:
     cases: int = 0
     case_levels: dict[str, int] = field(default_factory=lambda: {lv: 0 for lv in LEVELS})
     divergences: list[tuple[Case, dict, dict, str]] = field(default_factory=list)  # case, device, golden, summary
+    method: str = "ablation"     # how an observed effect was found (EFFECTS_BY)
 
     def count(self, level: str) -> int:
         return sum(1 for c in self.instructions.values() if c.level == level)
@@ -91,8 +93,7 @@ class Coverage:
                  f" case, {self.count('compared')} more ran in compared cases (effect never seen), "
                  f"{self.count('recorded')} recorded on a device but not compared, "
                  f"{self.count('golden')} ran on golden only, {self.count('never')} never ran"]
-        lines.append("(observed: by data provenance in one traced golden run, docs/minimise-triage-coverage.md; an "
-                     "instruction a MOP or REPLAY issues counts by its own issues)")
+        lines.append(f"(observed: {EFFECTS_BY[self.method]}; docs/minimise-triage-coverage.md)")
         for lv, label in (("observed", "effect observed in a matched case"), ("compared", "ran in a compared case"),
                           ("golden", "run at all")):
             modes = sum(len(c.seen("modes", lv)) for c in self.instructions.values())
@@ -218,10 +219,10 @@ def case_level(golden: Result | None, device: Result | None) -> str:
 Run = tuple  # (case, golden Result, device Result or None, Effects (or observed (thread, index) pairs) or None)
 
 
-def measure(runs: list[Run]) -> Coverage:
+def measure(runs: list[Run], method: str = "ablation") -> Coverage:
     """``runs``: per case, golden's Result, the device recording's Result (None: no recording) and, for a
     case that matched, the instructions whose effect was observed."""
-    cov = Coverage({name: InsCoverage(ins) for name, ins in isa.table().items()})
+    cov = Coverage({name: InsCoverage(ins) for name, ins in isa.table().items()}, method=method)
     for case, golden, device, observed, *rest in runs:
         cov.cases += 1
         level = case_level(golden, device)
@@ -294,7 +295,8 @@ def html_report(cov: Coverage) -> str:
 
 # --- the command ---------------------------------------------------------------------------------------
 
-def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: bool = True) -> list[Run]:
+def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: bool = True,
+            method: str = "ablation") -> list[Run]:
     """Run every case on golden, look up its recording, assess the pair, and for each match the
     instructions whose effect was observed (cached; both steps on ``jobs`` processes). Progress on stderr."""
     global _ASSESS
@@ -306,13 +308,13 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: 
     for case, (model, rec, outcome, message, mask) in zip(cases, rows):
         observed = None
         if mask is not None:
-            observed = cache.get_key(_EffectsCache.key_of(case, mask))
+            observed = cache.get_key(_EffectsCache.key_of(case, mask, method))
             if observed is None:
                 todo.append((len(out), mask))
         out.append([case, model, rec, observed, outcome, message])
     _ASSESS = None
     if todo:
-        work = [(out[i][0], mask, None) for i, mask in todo]
+        work = [(out[i][0], mask, method) for i, mask in todo]
         saved = [time.monotonic()]
 
         def keep(k: int, observed) -> None:
@@ -320,7 +322,7 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: 
             part-way (hours over a big corpus) keeps what it did."""
             i, mask = todo[k]
             out[i][3] = observed
-            cache.put_key(_EffectsCache.key_of(out[i][0], mask), observed)
+            cache.put_key(_EffectsCache.key_of(out[i][0], mask, method), observed)
             if time.monotonic() - saved[0] >= SAVE_EVERY_S:
                 cache.save()
                 saved[0] = time.monotonic()
@@ -357,9 +359,17 @@ def _assess_one(i: int) -> tuple:
     return model, rec, outcome, message, mask
 
 
+EFFECTS_BY = {"ablation": "by ablation, the instruction made a NOP changes the observed outcome (an instruction a MOP"
+                           " or REPLAY issues: every issue of that word made a NOP)",
+              "provenance": "by data provenance in one traced golden run, an estimate that can credit more than"
+                            " ablation"}
+
+
 def _effects(work) -> Effects:
-    case, device_state, _ = work
-    return provenance_effects(case, device_state)
+    case, device_state, method = work
+    if method == "provenance":
+        return provenance_effects(case, device_state)
+    return observed_effects(case, device_state, None)
 
 
 class _EffectsCache(ResultCache):
@@ -370,8 +380,8 @@ class _EffectsCache(ResultCache):
         super().__init__("effects", ("effects.py", "golden_run.py", "case"))
 
     @staticmethod
-    def key_of(case: Case, shape: dict) -> str:
-        return case_hash(case) + ":" + hashlib.sha256(json.dumps(shape).encode()).hexdigest()[:16]
+    def key_of(case: Case, shape: dict, method: str) -> str:
+        return case_hash(case) + ":" + hashlib.sha256(json.dumps(shape).encode()).hexdigest()[:16] + ":" + method
 
     def put_key(self, key: str, eff: Effects) -> None:
         value = {k: [list(x) for x in getattr(eff, k)] for k in ("observed", "issued", "expanded")}
@@ -403,6 +413,8 @@ def add_parser(sub) -> None:
     p.add_argument("--json", metavar="OUT.json", help="also write the figures as JSON")
     p.add_argument("--only", choices=LEVELS, help="list only instructions with this evidence")
     p.add_argument("--summary", action="store_true", help="print the summary lines only")
+    p.add_argument("--provenance", action="store_true", help="observed effects by data provenance (one traced golden"
+                   " run a case, several times faster) instead of ablation; an estimate that can credit more")
     p.add_argument("--matrix", action="store_true", help="also the matrix unit's agreement per SrcA/SrcB format, "
                    "Dst width and fidelity phase (cells with fewer than 200 compared cases are counted)")
     p.add_argument("--matrix-only", action="store_true", help="only that table (no per-instruction effect accounting)")
@@ -411,11 +423,12 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     paths = args.paths or [str(p) for p in DEFAULT_PATHS if p.is_dir()]
-    runs = collect(paths, args.recordings, args.jobs, effects=not args.matrix_only)
+    runs = collect(paths, args.recordings, args.jobs, effects=not args.matrix_only,
+                   method="provenance" if args.provenance else "ablation")
     if args.matrix_only:
         args.matrix = True
     else:
-        cov = measure(runs)
+        cov = measure(runs, "provenance" if args.provenance else "ablation")
         if not args.summary:
             print(terminal_table(cov, args.only))
         print("\n".join(cov.summary_lines()))
