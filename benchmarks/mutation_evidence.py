@@ -20,6 +20,7 @@ import random
 import re
 import sys
 from collections import defaultdict
+from dataclasses import asdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,6 +30,7 @@ from hwbridge.golden_backend import GoldenBackend  # noqa: E402
 from hwbridge.replay import ReplayBackend  # noqa: E402
 from tensix_diff.assess import assess  # noqa: E402
 from tensix_diff.bundle import BUNDLE_SUFFIX, load_any, load_bundle  # noqa: E402
+from tensix_diff.race import RaceReport, check as race_check  # noqa: E402
 from tensix_diff.store import Store  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
@@ -66,11 +68,28 @@ def evidence_cases(seed: int, paths: list[str], select: dict | None):
     yield from load_any([CORPUS])
 
 
-def verdict_of(case, golden: GoldenBackend, replay: ReplayBackend) -> str:
+class BaselineRaces:
+    """The race check of a multi-thread case as unmutated golden answered it (saved with the baseline), so a
+    mutant pays for its one golden run per case, not the 7 schedules; a case not saved is checked afresh."""
+
+    def __init__(self, path: Path, fresh: bool):
+        self.path = path
+        self.data = json.loads(path.read_text()) if not fresh and path.exists() else {}
+
+    def check(self, case) -> RaceReport:
+        if case.name not in self.data:
+            self.data[case.name] = asdict(race_check(case))
+        return RaceReport(**self.data[case.name])
+
+    def save(self) -> None:
+        self.path.write_text(json.dumps(self.data) + "\n")
+
+
+def verdict_of(case, golden: GoldenBackend, replay: ReplayBackend, races: BaselineRaces) -> str:
     """The case's outcome (and why, when uncompared) with this tree's golden; ``raised`` when golden raises."""
     actual = replay.run(case)
     try:
-        v = assess(case, golden.run(case), actual, ("golden", "ttsim"), "replay")
+        v = assess(case, golden.run(case), actual, ("golden", "ttsim"), "replay", race_of=races.check)
     except Exception as e:     # a mutant's crash (a golden typed refusal is a Result, never raised)
         return f"{RAISED} {type(e).__name__}"
     return f"{v.outcome} {v.why}" if v.why else v.outcome
@@ -91,10 +110,12 @@ def main(argv=None) -> int:
     base = json.loads(Path(args.baseline).read_text()) if args.baseline else {}
     golden = GoldenBackend()
     replay = ReplayBackend(store=Store(Path(args.recordings) if args.recordings else None), device="ttsim")
+    races = BaselineRaces(Path(args.write_baseline or args.baseline).with_suffix(".races.json"),
+                          fresh=bool(args.write_baseline))
     seen: dict[str, str] = {}
     raised: list[str] = []
     for case in evidence_cases(args.seed, args.cases, select):
-        got = verdict_of(case, golden, replay)
+        got = verdict_of(case, golden, replay, races)
         seen[case.name] = got
         if args.baseline:
             want = base.get(case.name)
@@ -111,6 +132,7 @@ def main(argv=None) -> int:
         return 1
     if args.write_baseline:
         Path(args.write_baseline).write_text(json.dumps(seen, indent=0, sort_keys=True) + "\n")
+        races.save()
     print(f"{len(seen)} cases, every verdict {'as in the baseline' if args.baseline else 'written'}")
     return 0
 

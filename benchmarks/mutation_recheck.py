@@ -26,6 +26,8 @@ sys.path.insert(0, str(ROOT))
 FUZZ = ROOT / "tests" / "fuzz_corpus"
 SEP = "|"
 
+from mutation_score import copy_tree, mutant_id  # noqa: E402  (beside this script)
+
 
 def reach(work: Path) -> Path:
     """DIR/reach.sqlite: per case (context "bundle|name"), the golden lines unmutated golden executes."""
@@ -75,55 +77,79 @@ def select_file(contexts: list[str], path: Path) -> Path:
     return path
 
 
-def spec_of(work: Path, mutant: str):
+def spec_of(session: Path, mutant: str):
     from cosmic_ray.work_db import WorkDB, use_db
-    from mutation_score import mutant_id
-    with use_db(str(work / "session.sqlite"), WorkDB.Mode.open) as db:
+    with use_db(str(session), WorkDB.Mode.open) as db:
         for item in db.work_items:
             if mutant_id(item.mutations[0]) == mutant:
                 return item.mutations[0]
     raise KeyError(mutant)
 
 
+def judge(work: Path, session: Path, runs: dict[str, list[str]], out: Path) -> None:
+    """Each survivor applied in ``work`` and judged by the evidence command with its arguments; out: report."""
+    import cosmic_ray.plugins
+    from cosmic_ray.mutating import use_mutation
+    report = json.loads(out.read_text()) if out.exists() else {}
+    for m, argv in runs.items():
+        if m in report:
+            continue
+        if not argv:
+            report[m] = {"outcome": "no fuzz case executes the line"}
+            print(f"{m}: no fuzz case executes the line")
+            continue
+        spec = spec_of(session, m)
+        op = cosmic_ray.plugins.get_operator(spec.operator_name)(**(spec.operator_args or {}))
+        with use_mutation(work / spec.module_path, op, spec.occurrence):
+            r = subprocess.run([sys.executable, "-B", "benchmarks/mutation_evidence.py", *argv], cwd=work,
+                               capture_output=True, text=True)
+        last = (r.stdout.strip().splitlines() or [""])[-1]
+        report[m] = {"outcome": "survived" if r.returncode == 0 else "killed", "by": last}
+        print(f"{m}: {report[m]['outcome']}: {last}")
+        out.write_text(json.dumps(report, indent=1) + "\n")
+    out.write_text(json.dumps(report, indent=1) + "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workdir", required=True, metavar="DIR")
     ap.add_argument("--survivors", metavar="FILE", help="survivor ids (JSON list; default DIR/survivors.json)")
+    ap.add_argument("--session", metavar="FILE", help="cosmic-ray's session (default DIR/session.sqlite)")
     ap.add_argument("--cap", type=int, default=4000)
     ap.add_argument("--seed", type=int, default=28)
+    ap.add_argument("--against", nargs="+", metavar="CASES", help="judge on these cases instead (DIR/against.json)")
+    ap.add_argument("--recordings", metavar="DIR", default=str(ROOT / "recordings"), help="with --against")
     args = ap.parse_args()
     work = Path(args.workdir).resolve()
+    copy_tree(work)                       # the copy the survivors are applied to (mutation_score's layout)
+    session = Path(args.session or work / "session.sqlite")
     survivors = json.loads(Path(args.survivors or work / "survivors.json").read_text())
+    evidence = [sys.executable, "-B", "benchmarks/mutation_evidence.py", "--recordings", args.recordings]
+    if args.against:
+        paths = [str(Path(p).resolve()) for p in args.against]
+        base = work / "against-baseline.json"      # one set of cases per DIR: kept for later survivors
+        if not base.exists():
+            subprocess.run(evidence + ["--write-baseline", str(base), *paths], cwd=ROOT, check=True)
+        runs = {m: ["--recordings", args.recordings, "--baseline", str(base), *paths] for m in survivors}
+        return judge(work, session, runs, work / "against.json")
     cases = reached(reach(work), survivors)
     rng = random.Random(args.seed)
     for m, cs in cases.items():
         if len(cs) > args.cap:
             cases[m] = sorted(rng.sample(cs, args.cap))
-    union = sorted({c for cs in cases.values() for c in cs})
-    evidence = [sys.executable, "-B", "benchmarks/mutation_evidence.py", "--recordings", str(ROOT / "recordings")]
     base = work / "recheck-baseline.json"
-    if union and not base.exists():
-        subprocess.run(evidence + ["--select", str(select_file(union, work / "union.json")),
-                                   "--write-baseline", str(base)], cwd=ROOT, check=True)
-    import cosmic_ray.plugins
-    from cosmic_ray.mutating import use_mutation
-    report = {}
+    known = json.loads(base.read_text()) if base.exists() else {}
+    todo = sorted({c for cs in cases.values() for c in cs if c.split(SEP, 1)[1] not in known})
+    if todo:                  # this tree's verdicts (unmutated) on the cases not judged yet
+        part = work / "baseline-part.json"
+        subprocess.run(evidence + ["--select", str(select_file(todo, work / "todo.json")),
+                                   "--write-baseline", str(part)], cwd=ROOT, check=True)
+        base.write_text(json.dumps({**known, **json.loads(part.read_text())}))
+    runs = {}
     for m, cs in cases.items():
-        if not cs:
-            report[m] = {"reached": 0, "outcome": "no fuzz case executes the line"}
-            print(f"{m}: no fuzz case executes the line")
-            continue
-        spec = spec_of(work, m)
-        op = cosmic_ray.plugins.get_operator(spec.operator_name)(**(spec.operator_args or {}))
-        sel = select_file(cs, work / "select.json")
-        with use_mutation(work / spec.module_path, op, spec.occurrence):
-            r = subprocess.run(evidence + ["--select", str(sel), "--baseline", str(base)], cwd=work,
-                               capture_output=True, text=True)
-        last = (r.stdout.strip().splitlines() or [""])[-1]
-        report[m] = {"reached": len(cs), "outcome": "survived" if r.returncode == 0 else "killed", "by": last}
-        print(f"{m}: {len(cs)} cases execute the line: {report[m]['outcome']} {last}")
-        (work / "recheck.json").write_text(json.dumps(report, indent=1) + "\n")
-    (work / "recheck.json").write_text(json.dumps(report, indent=1) + "\n")
+        sel = select_file(cs, work / f"select-{len(runs)}.json") if cs else None
+        runs[m] = ["--recordings", args.recordings, "--baseline", str(base), "--select", str(sel)] if cs else []
+    judge(work, session, runs, work / "recheck.json")
 
 
 if __name__ == "__main__":
