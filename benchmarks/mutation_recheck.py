@@ -77,13 +77,13 @@ def select_file(contexts: list[str], path: Path) -> Path:
     return path
 
 
-def spec_of(session: Path, mutant: str):
+def specs_of(session: Path, mutants) -> dict:
+    """mutant id -> its cosmic-ray MutationSpec, from the session."""
     from cosmic_ray.work_db import WorkDB, use_db
+    wanted = set(mutants)
     with use_db(str(session), WorkDB.Mode.open) as db:
-        for item in db.work_items:
-            if mutant_id(item.mutations[0]) == mutant:
-                return item.mutations[0]
-    raise KeyError(mutant)
+        return {mutant_id(it.mutations[0]): it.mutations[0] for it in db.work_items
+                if mutant_id(it.mutations[0]) in wanted}
 
 
 def judge(work: Path, session: Path, runs: dict[str, list[str]], out: Path) -> None:
@@ -91,6 +91,7 @@ def judge(work: Path, session: Path, runs: dict[str, list[str]], out: Path) -> N
     import cosmic_ray.plugins
     from cosmic_ray.mutating import use_mutation
     report = json.loads(out.read_text()) if out.exists() else {}
+    specs = specs_of(session, [m for m in runs if m not in report])
     for m, argv in runs.items():
         if m in report:
             continue
@@ -98,7 +99,7 @@ def judge(work: Path, session: Path, runs: dict[str, list[str]], out: Path) -> N
             report[m] = {"outcome": "no fuzz case executes the line"}
             print(f"{m}: no fuzz case executes the line")
             continue
-        spec = spec_of(session, m)
+        spec = specs[m]
         op = cosmic_ray.plugins.get_operator(spec.operator_name)(**(spec.operator_args or {}))
         with use_mutation(work / spec.module_path, op, spec.occurrence):
             r = subprocess.run([sys.executable, "-B", "benchmarks/mutation_evidence.py", *argv], cwd=work,

@@ -5,7 +5,8 @@ classified in configs/mutation_survivors.yaml (docs/mutation.md).
     python benchmarks/mutation_score.py [--mutants N] [--seed S] [--workdir DIR]
 
 Prints the raw score (killed / sampled), the survivors' classes from the YAML (equivalent, not observable on
-ttsim, gap) and the adjusted score: killed / (sampled - equivalent - not observable). One process at a time:
+ttsim, gap, killed on re-check: benchmarks/mutation_recheck.py) and the adjusted score: (killed + killed on
+re-check) / (sampled - equivalent - not observable). One process at a time:
 the mutants run one after another in a copy of the tree (the working tree is never mutated). ``--workdir``
 keeps the copy and cosmic-ray's session, so a run that was stopped resumes where it stopped.
 """
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SURVIVORS = ROOT / "configs" / "mutation_survivors.yaml"
 PACKAGES = ("golden", "tensix_diff", "hwbridge", "generators", "tensix_cli", "configs")
 LINKED = ("tests", "recordings")        # read only: never mutated, so shared with the working tree
-CLASSES = ("equivalent", "not observable on ttsim", "gap")
+CLASSES = ("equivalent", "not observable on ttsim", "gap", "killed on re-check")
 
 
 def mutant_id(m) -> str:
@@ -146,14 +147,17 @@ def main() -> None:
     killed = counts["killed"] + counts["raised"] + counts["timeout"]
     n = len(runs)
     told = n - classes["equivalent"] - classes["not observable on ttsim"] - counts["incompetent"]
+    rechecked = killed + classes["killed on re-check"]
     print(f"mutants run: {n} ({dict(sorted(counts.items()))})")
     print(f"killed: {killed} ({counts['killed']} by a verdict against ttsim's recordings, {counts['raised']} only"
           f" by golden raising, {counts['timeout']} by the timeout)")
     print(f"raw score: {killed}/{n} = {100 * killed / max(n, 1):.1f}%")
     print(f"survivors: {len(survivors)}: " + ", ".join(f"{classes[c]} {c}" for c in CLASSES)
           + f", {len(survivors) - sum(classes.values())} unclassified")
-    print(f"adjusted score (killed / mutants ttsim can tell apart, equivalents out): {killed}/{told}"
-          f" = {100 * killed / max(told, 1):.1f}%")
+    print(f"killed with the survivors' re-check on the whole recorded corpus: {rechecked}/{n}"
+          f" = {100 * rechecked / max(n, 1):.1f}%")
+    print(f"adjusted score (killed, re-check included / mutants ttsim can tell apart): {rechecked}/{told}"
+          f" = {100 * rechecked / max(told, 1):.1f}%")
     print(f"time: {time.monotonic() - t0:.0f} s wall; work in {work}")
     if args.survivors_out:
         Path(args.survivors_out).write_text(json.dumps(survivors, indent=1) + "\n")
