@@ -158,6 +158,9 @@ def main() -> None:
           f" = {100 * rechecked / max(n, 1):.1f}%")
     print(f"adjusted score (killed, re-check included / mutants ttsim can tell apart): {rechecked}/{told}"
           f" = {100 * rechecked / max(told, 1):.1f}%")
+    named = sum(1 for m in survivors if table.get(m, {}).get("class") == "gap" and " kills it" in table[m]["awaiting"])
+    print(f"with the recorded cases the gaps name ({named} gaps): {rechecked + named}/{told}"
+          f" = {100 * (rechecked + named) / max(told, 1):.1f}%")
     print(f"time: {time.monotonic() - t0:.0f} s wall; work in {work}")
     if args.survivors_out:
         Path(args.survivors_out).write_text(json.dumps(survivors, indent=1) + "\n")
