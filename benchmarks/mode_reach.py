@@ -20,7 +20,7 @@ import golden.ops.sfpu_mem as sm
 import golden.pack_formats as pf
 from golden import fpu_formats as ff
 from golden.ops import HANDLERS, load_all
-from tensix_diff.bundle import load_each
+from tensix_diff.case import load_each
 from tensix_diff.golden_run import run_golden
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))          # the tree this script sits in (a mutated
 from hwbridge.golden_backend import GoldenBackend  # noqa: E402
 from hwbridge.replay import ReplayBackend  # noqa: E402
 from tensix_diff.assess import assess  # noqa: E402
-from tensix_diff.bundle import BUNDLE_SUFFIX, load_any, load_bundle  # noqa: E402
+from tensix_diff.case import BUNDLE_SUFFIX, load_any, load_bundle  # noqa: E402
 from tensix_diff.race import RaceReport, check as race_check  # noqa: E402
 from tensix_diff.store import Store  # noqa: E402
 

@@ -35,7 +35,7 @@ def reach(work: Path) -> Path:
     if out.exists():
         return out
     import coverage
-    from tensix_diff.bundle import BUNDLE_SUFFIX, load_bundle
+    from tensix_diff.case import BUNDLE_SUFFIX, load_bundle
     from tensix_diff.golden_run import run_golden
     cov = coverage.Coverage(data_file=str(out.with_suffix(".tmp")), source=[str(ROOT / "golden")], branch=False)
     cov.start()

@@ -11,7 +11,7 @@ import yaml
 
 from planted_bug import planted_addrmod_bug, planted_golden
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CASE = ROOT / "tests" / "corpus" / "spec" / "matmul-addrmod-trace.yaml"   # SrcB steps by AddrMod section 2
 TABLE = ROOT / "configs" / "mutation_survivors.yaml"
 CLASSES = ("equivalent", "not observable on ttsim", "gap", "killed on re-check")
