@@ -98,7 +98,7 @@ def sfpu_op(name: str) -> Callable:
                 raise UndefinedBehaviour(f"{name} with reserved bits {word & reserved:#08x} set")
             fn(m, t, f)
 
-        run.__doc__, run.__name__ = fn.__doc__, fn.__name__
+        run.__doc__, run.__name__, run.__wrapped__ = fn.__doc__, fn.__name__, fn
         semantics(name)(run)
         return fn
 

@@ -47,6 +47,17 @@ def _disasm(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _handlers(args: argparse.Namespace) -> int:
+    from golden.ops import handler_table     # late for start-up cost: only this command loads every handler
+    rows = [r for r in handler_table() if args.unit is None or r[0] == args.unit.upper()]
+    if not rows:
+        raise UsageError(f"handlers: no instruction of unit '{args.unit}' in golden/isa.yaml")
+    width = max(len(r[1]) for r in rows)
+    for unit, name, where in rows:
+        print(f"{unit:<7} {name:<{width}} {where}")
+    return EXIT_OK
+
+
 # The command each module adds, named alike (so one command imports only its own module: start-up stays short).
 COMMAND_OF = {m.rpartition(".")[2]: m for m in COMMAND_MODULES}
 
@@ -64,6 +75,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     d.add_argument("words", nargs="+")
     d.add_argument("--stream", action="store_true", help="the words are in instruction-stream form rotl(W, 2)")
     d.set_defaults(func=_disasm)
+    h = sub.add_parser("handlers", help="the ISA table's units, their instructions and golden's handler for each")
+    h.add_argument("--unit", metavar="UNIT", help="only this unit (MATH, SFPU, PACK, UNPACK, SYNC, CFG, THCON, ...)")
+    h.set_defaults(func=_handlers)
     wanted = COMMAND_MODULES if only is None else [m for c, m in COMMAND_OF.items() if c == only]
     for name in wanted:
         try:
@@ -100,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         print(_version())
         return EXIT_OK
     first = next((a for a in args_in if not a.startswith("-")), None)
-    only = first if first in COMMAND_OF or first in ("asm", "disasm") else None
+    only = first if first in COMMAND_OF or first in ("asm", "disasm", "handlers") else None
     try:
         args = build_parser(only).parse_args(args_in)
         return args.func(args)

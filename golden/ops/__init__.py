@@ -60,3 +60,17 @@ def load_all() -> dict[str, Handler]:
             importlib.import_module(f"{__name__}.{mod.name}")
         _loaded = True
     return HANDLERS
+
+
+def handler_table() -> list[tuple[str, str, str]]:
+    """(ISA unit, mnemonic, handler as ``golden/ops/FILE.py:function``, where it is defined) for every instruction of the ISA table,
+    by unit then mnemonic; an instruction golden does not model names no handler ("-")."""
+    handlers = load_all()
+    rows = []
+    for name, ins in table().items():
+        fn = handlers.get(name)
+        fn = getattr(fn, "__wrapped__", fn)     # a handler registered through a wrapper (sfpu_lanes.sfpu_op)
+        where = "-" if fn is None else f"{fn.__module__.replace('.', '/')}.py:{fn.__name__}"
+        rows.append((ins.unit, name, where))
+    return sorted(rows)
+
