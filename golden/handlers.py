@@ -14,7 +14,7 @@ from .isa import table
 
 Handler = Callable[..., None]
 # The packages holding the handlers, one per ISA unit (isa.yaml's unit; frontend: MOP and REPLAY; thcon: THCON,
-# TDMA): the one place golden's core reaches its units, by name, so no unit is imported at start-up.
+# TDMA): the one place golden's core names its units; load_all imports them by name, the core has no import of one.
 UNITS = ("config", "frontend", "matrix", "pack", "sfpu", "sync", "thcon", "unpack")
 HANDLERS: dict[str, Handler] = {}
 PRE_ISSUE: list[Handler] = []   # checks run before every instruction passes its thread's Wait Gate
