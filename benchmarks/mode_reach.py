@@ -13,13 +13,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import golden.ops.dest as dest
-import golden.ops.matrix as mx
-import golden.ops.packer_addr as pa
-import golden.ops.sfpu_mem as sm
+import golden.matrix.dest as dest
+import golden.matrix.fpu as mx
+import golden.pack.addr as pa
 import golden.pack_formats as pf
+import golden.sfpu.mem as sm
 from golden import fpu_formats as ff
-from golden.ops import HANDLERS, load_all
+from golden.handlers import HANDLERS, load_all
 from tensix_diff.case import load_each
 from tensix_diff.golden_run import run_golden
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from golden import isa, yaml_tables
-from golden.ops import load_all
+from golden.handlers import load_all
 
 from .profiles import CONFIGS, Profile
 

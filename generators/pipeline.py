@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from golden.fpu_formats import BF16, BFP2, BFP4, BFP8, BFP8A, FP16, FP32, INT8, INT32
-from golden.pack_l1_acc import FORMATS as L1_ACC_OUTPUTS
+from golden.pack.l1_acc import FORMATS as L1_ACC_OUTPUTS
 from tensix_diff.case import Case, Init, Observe
 
 from . import llk_math as M

@@ -7,7 +7,7 @@ from typing import Callable, Iterator, Sequence
 
 from . import isa
 from .errors import GoldenError, NotModelled
-from .ops import ENGAGED, FRONTEND, PRE_ISSUE, load_all
+from .handlers import ENGAGED, FRONTEND, PRE_ISSUE, load_all
 from .registers import RegField, fields, thread_config_field
 from .riscv import interleave as with_actions
 from .schedule import SEQUENTIAL, Schedule, interleave

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import SimpleNamespace
 
+from .config_words import GLOBAL_BASE, STATE_RESET, _check_index, word_mask
 from .errors import Blocked, NotModelled, UndefinedBehaviour
-from .ops.config import GLOBAL_BASE, STATE_RESET, _check_index, word_mask
 from .registers import CONFIG_STATES
 from .state import GPRS, L1_SIZE, MOP_CFG_WORDS, SEMAPHORES, THREADS
 

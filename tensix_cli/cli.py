@@ -48,7 +48,7 @@ def _disasm(args: argparse.Namespace) -> int:
 
 
 def _handlers(args: argparse.Namespace) -> int:
-    from golden.ops import handler_table     # late for start-up cost: only this command loads every handler
+    from golden.handlers import handler_table     # late for start-up cost: only this command loads every handler
     rows = [r for r in handler_table() if args.unit is None or r[0] == args.unit.upper()]
     if not rows:
         raise UsageError(f"handlers: no instruction of unit '{args.unit}' in golden/isa.yaml")

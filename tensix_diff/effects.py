@@ -28,10 +28,10 @@ from typing import Any, Iterable
 import numpy as np
 
 from golden import isa
+from golden.analysis.provenance import Traced
 from golden.core import Tensix, decode
 from golden.errors import GoldenError, Hang
-from golden.ops.replay import MOP_OP, REPLAY_OP
-from golden.provenance import Traced
+from golden.frontend.replay import MOP_OP, REPLAY_OP
 from golden.state import ADC_UNITS, THREADS, AdcChannel, Rwc
 
 from .case import Case
@@ -208,7 +208,7 @@ def _word(case: Case, p: tuple[int, int]) -> int:
 
 def provenance_effects(case: Case, mask: Iterable[str] | dict) -> Effects:
     """The instructions whose effect reaches the compared state by data flow, from one traced golden run
-    (golden.provenance): the last writers of the masked cells, and, again and again, the last writers of what
+    (golden.analysis.provenance): the last writers of the masked cells, and, again and again, the last writers of what
     a counted instruction read. A program position counts when one of its steps does (a MOP or REPLAY word
     through what it issues, a word a REPLAY load captured through the plays of its entry); ``expanded`` holds
     the (thread, word) of counted expansion steps. A run golden refuses or that hangs credits nothing.

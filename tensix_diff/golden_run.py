@@ -7,9 +7,9 @@ from itertools import chain
 
 import numpy as np
 
+from golden.config_words import GLOBAL_BASE, word_mask
 from golden.core import Tensix
 from golden.errors import GoldenError
-from golden.ops.config import GLOBAL_BASE, word_mask
 from golden.registers import CONFIG_STATES
 from golden.state import ADC_UNITS, COLS, THREADS, AdcChannel, Rwc, TensixState
 

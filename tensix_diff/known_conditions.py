@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from golden import isa
-from golden.isa import IsaError
 from golden.core import Tensix
 from golden.dest_view import DstView
 from golden.errors import GoldenError
-from golden.ops.sync import unmet
+from golden.isa import IsaError
+from golden.sync.sync import unmet
 
 from .case import Case
 from .golden_run import apply_init

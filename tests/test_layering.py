@@ -1,5 +1,7 @@
 """Packages depend one way: golden <- tensix_diff (cases, results, comparison, store, verdicts) <- generators,
-hwbridge (backends) <- tensix_cli (commands); subpackages sit below the rest of their package. No two modules
+hwbridge (backends) <- tensix_cli (commands); subpackages sit below the rest of their package. golden's unit
+packages (golden/sfpu/, golden/matrix/, ...) import golden's core (its top-level modules) and the units named in
+their rule; the core imports no unit (golden.handlers.load_all reaches them by name). No two modules
 import each other, directly or round a cycle, counting every import: a function-level (late) import is allowed
 only where a comment beside it says it is there for start-up cost, and it counts in the graph like any other."""
 from __future__ import annotations
@@ -17,12 +19,23 @@ ALLOWED = {
     "hwbridge": {"golden", "tensix_diff"},
     "tensix_cli": {"golden", "tensix_diff", "generators", "hwbridge"},
 }
-# What a subpackage may import from the rest of its own package (None: anything; golden.ops holds golden's handlers)
+GOLDEN_CORE = {f"golden.{p.stem}" for p in (ROOT / "golden").glob("*.py") if p.stem != "__init__"}
+# What a subpackage may import from the rest of its own package (None: anything)
 SUBPACKAGES = {
     "tensix_diff.case": {"tensix_diff.revision"},
     "tensix_diff.store": {"tensix_diff.case", "tensix_diff.result"},
     "hwbridge.hw": set(),
-    "golden.ops": None,
+    # golden's units (golden.handlers.UNITS), one per ISA unit: the core and, named here, the units they build on
+    "golden.config": GOLDEN_CORE,
+    "golden.frontend": GOLDEN_CORE,
+    "golden.matrix": GOLDEN_CORE,
+    "golden.pack": GOLDEN_CORE,
+    "golden.sfpu": GOLDEN_CORE,
+    "golden.sync": GOLDEN_CORE,
+    "golden.thcon": GOLDEN_CORE,
+    "golden.unpack": GOLDEN_CORE | {"golden.matrix"},      # the unpackers hand Src banks to the matrix unit
+    # analyses of a golden run: above the units
+    "golden.analysis": GOLDEN_CORE | {"golden.frontend"},
 }
 LATE_REASON = "start-up"
 
@@ -105,6 +118,21 @@ def test_subpackages_sit_below_the_rest_of_their_package():
                         and not any(within(target, a) for a in allowed):
                     wrong.append(f"{modules()[name].relative_to(ROOT)}:{line} imports {target}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_golden_core_imports_no_unit():
+    """golden's top-level modules import only each other: the units are reached through the registry's list."""
+    wrong = [f"{modules()[name].relative_to(ROOT)}:{line} imports {target}"
+             for name in GOLDEN_CORE | {"golden"} for target, line, _ in imports(name)
+             if within(target, "golden") and target not in GOLDEN_CORE]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_golden_subpackages_form_no_cycle():
+    units = [s for s in SUBPACKAGES if s.startswith("golden.")]
+    graph = {u: {v for name in modules() if within(name, u) for target, _, _ in imports(name)
+                 for v in units if v != u and within(target, v)} for u in units}
+    assert any(graph.values()) and not cycles(graph), graph
 
 
 def test_every_subpackage_has_its_rule():

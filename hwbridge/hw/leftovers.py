@@ -32,9 +32,9 @@ from typing import Callable, Iterator
 from golden import isa
 from golden.core import Tensix
 from golden.errors import GoldenError, Hang
-from golden.ops.sync import C_SRCA_CLEARED, C_SRCA_VALID, C_SRCB_CLEARED, C_SRCB_VALID, unmet
 from golden.riscv import RiscvAction
 from golden.state import THREADS
+from golden.sync.sync import C_SRCA_CLEARED, C_SRCA_VALID, C_SRCB_CLEARED, C_SRCB_VALID, unmet
 from tensix_diff.case import Case, case_hash
 from tensix_diff.golden_run import apply_init
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from golden import isa
-from golden.ops.sync import MUTEXES
 from golden.state import SEMAPHORES, THREADS
+from golden.sync.sync import MUTEXES
 from tensix_diff.case import Case
 from tensix_diff.compare import MATCHED, judge
 from tensix_diff.golden_run import run_golden

@@ -3,13 +3,13 @@ one initial-state region or counter, so a value read back in the wrong place, or
 
 Pure data: no device here. Values are chosen so every field of every thread differs from every other
 (a swapped or shifted field cannot read back equal), and golden runs every case to the same values
-(tests/hwbridge/test_selftest.py). Instruction semantics: golden/ops (SETRWC.md, INCRWC.md, SETADC.md, INCADCXY.md,
+(tests/hwbridge/test_selftest.py). Instruction semantics: golden/UNIT/ (SETRWC.md, INCRWC.md, SETADC.md, INCADCXY.md,
 ZEROACC.md, AddrMods via ThreadConfig ADDR_MOD_*), Dst.md for the 32-bit Dest view.
 """
 from __future__ import annotations
 
 from golden import isa
-from golden.ops.config import GLOBAL_BASE, word_mask
+from golden.config_words import GLOBAL_BASE, word_mask
 from golden.registers import config_field, fields
 from golden.riscv import RiscvAction
 from golden.state import ADC_UNITS, COLS, DEST_ROWS, GPRS, THREADS
@@ -100,7 +100,7 @@ def rwc_layout_case() -> Case:
 
 
 # ThreadConfig ADDR_MOD registers of AddrMod section s: AB at 12 + s, DST at 28 + s, BIAS at 47 + s
-# (golden/ops/addrmod.py); DST bits 14:13 are the fidelity increment.
+# (golden/addrmod.py); DST bits 14:13 are the fidelity increment.
 AB_SEC0, DST_SEC0 = 12, 28
 FIDELITY_INCR_LSB = 13
 

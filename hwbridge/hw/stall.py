@@ -20,7 +20,7 @@ from . import l1_map as M
 from .platform import Platform
 
 SEM_ZERO, SEM_MAX = 1, 2                      # SEMWAIT ConditionMask C0 (Value == 0), C1 (Value >= Max)
-C_SRCA_VALID, C_SRCB_VALID = 7, 8             # STALLWAIT conditions (Blackhole C0..C12, golden.ops.sync)
+C_SRCA_VALID, C_SRCB_VALID = 7, 8             # STALLWAIT conditions (Blackhole C0..C12, golden.sync.sync)
 WAIT_WORDS = ("SEMWAIT", "STALLWAIT", "ATGETM")
 WAIT_ACTIONS = ("sem_wait", "mailbox_read")
 

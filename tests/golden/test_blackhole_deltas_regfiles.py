@@ -11,8 +11,8 @@ import pytest
 from golden import fpu_formats as ff
 from golden.errors import NotModelled, UndefinedBehaviour
 from golden.isa import encode
-from golden.ops.movers import shuffle_tf32
-from golden.ops.packer_addr import output_address
+from golden.matrix.movers import shuffle_tf32
+from golden.pack.addr import output_address
 from golden.state import MATRIX_UNIT, UNPACKERS
 
 from regfile_util import T, machine, put32, run1, set_cfg, set_tcfg

@@ -1,4 +1,4 @@
-"""The matrix unit datapath (golden.fpu_math) on hand-derived cases; results are raw FP32-layout bits."""
+"""The matrix unit datapath (golden.matrix.fpu_math) on hand-derived cases; results are raw FP32-layout bits."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from golden import fpu_formats as ff
-from golden import fpu_math as fm
+from golden.matrix import fpu_math as fm
 
 ONE = ff.SrcDatum(0, 127, 0)
 ZERO = ff.SrcDatum(0, 0, 0)

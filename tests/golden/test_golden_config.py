@@ -1,9 +1,9 @@
 """Configuration unit: SETC16, WRCFG, RDCFG, RMWCIB against SETC16.md, WRCFG.md, RMWCIB.md."""
 import pytest
 
+from golden.config_words import GLOBAL_BASE, STATE_RESET, word_mask
 from golden.core import Tensix
 from golden.errors import NotModelled, UndefinedBehaviour
-from golden.ops.config import GLOBAL_BASE, STATE_RESET, word_mask
 from golden.registers import config_field, thread_config_field
 
 from machine_util import run, set_tcfg

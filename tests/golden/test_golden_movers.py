@@ -9,7 +9,7 @@ import pytest
 from golden import fpu_formats as ff
 from golden.errors import Hang, NotModelled, UndefinedBehaviour
 from golden.isa import encode
-from golden.ops.movers import (remove_high_exponent, remove_low_mantissa, shuffle_bf16, shuffle_fp16,
+from golden.matrix.movers import (remove_high_exponent, remove_low_mantissa, shuffle_bf16, shuffle_fp16,
                                shuffle_tf32)
 from golden.state import MATRIX_UNIT
 

@@ -12,9 +12,9 @@ import pytest
 from golden import fpu_formats as ff
 from golden.dest_view import adj16, adj32
 from golden.errors import NotModelled, UndefinedBehaviour
+from golden.handlers import load_all
 from golden.isa import encode
-from golden.ops import load_all
-from golden.ops.pack import pacr
+from golden.pack.pacr import pacr
 from golden.state import COLS
 
 from regfile_util import machine, set_cfg, set_tcfg
@@ -425,7 +425,7 @@ def test_dst32b_fp32_to_bfp8_truncates_to_bf16_first():
 
 
 # --- refusals and undefined behaviour ---
-# --- L1 accumulation (golden.pack_l1_acc; values derived by hand from the rules in its docstring) ---
+# --- L1 accumulation (golden.pack.l1_acc; values derived by hand from the rules in its docstring) ---
 L1_ACC_CASES = {
     FP32: [(0x3F800000, 0x3F800000, 0x40000000), (0x00000001, 0x3F800000, 0x3F800000),   # denormal old: zero
            (0x7F800000, 0xFF800000, 0x7FC00000), (0xFFC00001, 0x3F800000, 0x7FC00000),   # NaNs canonical
@@ -440,7 +440,7 @@ L1_ACC_CASES = {
 
 @pytest.mark.parametrize("fmt", sorted(L1_ACC_CASES))
 def test_l1_accumulation_arithmetic(fmt):
-    from golden.pack_l1_acc import accumulate
+    from golden.pack.l1_acc import accumulate
     old, new, want = (np.array(c, dtype=np.uint64) for c in zip(*L1_ACC_CASES[fmt]))
     assert [int(v) for v in accumulate(fmt, old, new)] == [int(v) for v in want]
 

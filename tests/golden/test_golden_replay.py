@@ -6,8 +6,8 @@ import pytest
 
 from golden.core import Tensix
 from golden.errors import NotModelled, UndefinedBehaviour
+from golden.frontend.replay import expand_template0, expand_template1
 from golden.isa import encode
-from golden.ops.replay import expand_template0, expand_template1
 from golden.state import MATRIX_UNIT, Frontend
 
 from regfile_util import T, machine, set_tcfg

@@ -1,10 +1,10 @@
 """Scalar Unit (ThCon) GPR instructions against the functional models of the ISA pages."""
 import pytest
 
+from golden.config_words import THCON_BASE
 from golden.core import Tensix
 from golden.errors import NotModelled, UndefinedBehaviour
 from golden.isa import encode
-from golden.ops.config import THCON_BASE
 
 from machine_util import adc, run
 

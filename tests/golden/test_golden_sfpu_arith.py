@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from golden.errors import NotModelled, UndefinedBehaviour
-from golden.sfpu_fp import fma
+from golden.sfpu.fp import fma
 from test_golden_sfpu_support import lreg, machine, run, set_lreg
 
 ONE, TWO, HALF, MONE = 0x3F800000, 0x40000000, 0x3F000000, 0xBF800000

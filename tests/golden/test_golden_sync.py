@@ -3,8 +3,8 @@ import pytest
 
 from golden.core import Tensix
 from golden.errors import Hang, NotModelled, UndefinedBehaviour
-from golden.ops.sync import BLOCKED_BY
 from golden.state import MATRIX_UNIT, UNPACKERS
+from golden.sync.sync import BLOCKED_BY
 
 from machine_util import adc, run
 

@@ -12,11 +12,11 @@ from golden import fpu_formats as ff
 from golden.core import decode
 from golden.errors import Blocked
 from golden.errors import Hang, NotModelled, UndefinedBehaviour
+from golden.handlers import load_all
 from golden.isa import encode
-from golden.ops import load_all
-from golden.ops.unpack import unpacr
 from golden.registers import config_field
 from golden.state import MATRIX_UNIT, UNPACKERS
+from golden.unpack.unpacr import unpacr
 
 from regfile_util import machine, set_cfg, set_tcfg
 from test_golden_pack import configure_packer, pacr_word

@@ -3,10 +3,11 @@ is defined in the file it names and registered for that instruction, and the com
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 from golden import isa
-from golden.ops import handler_table, load_all
+from golden.handlers import UNITS, handler_table, load_all
 from tensix_cli.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,3 +34,15 @@ def test_the_command_prints_the_table_by_unit(capsys):
     want = [r for r in handler_table() if r[0] == "SFPU"]
     assert [line.split() for line in lines] == [list(r) for r in want] and len(want) == 42
     assert main(["handlers", "--unit", "nope"]) == 2
+
+
+def test_every_module_of_every_unit_is_loaded():
+    """The registry's list names every package of golden that holds handlers, and load_all imports each module."""
+    load_all()
+    packages = {p.parent.name for p in (ROOT / "golden").glob("*/__init__.py")}
+    assert set(UNITS) == packages - {"analysis"}
+    unit_modules = [f"golden.{p.parent.name}.{p.stem}" for u in UNITS for p in (ROOT / "golden" / u).glob("*.py")
+                    if p.stem != "__init__"]
+    assert len(unit_modules) > len(UNITS) and not [m for m in unit_modules if m not in sys.modules]
+    registered = {getattr(fn, "__wrapped__", fn).__module__.split(".")[1] for fn in load_all().values()}
+    assert registered == set(UNITS)

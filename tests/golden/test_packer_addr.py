@@ -9,7 +9,7 @@ import pytest
 
 from golden.errors import NotModelled
 from golden.isa import encode
-from golden.ops.packer_addr import advance_pack_adcs, output_address
+from golden.pack.addr import advance_pack_adcs, output_address
 from golden.registers import thread_config_field
 
 from regfile_util import machine, set_cfg, set_tcfg

@@ -93,7 +93,7 @@ def test_matmul_replay_buffer_decodes_to_the_listed_addr_modes():
 
 
 def test_matmul_rwc_trace_through_mvmul():
-    """MVMUL's counter effects (golden/ops/matrix.py) reproduce every row of the §4.2 table; MVMUL's
+    """MVMUL's counter effects (golden/matrix/fpu.py) reproduce every row of the §4.2 table; MVMUL's
     arithmetic may still be refused as NotModelled after the counters have moved."""
     m = Tensix()
     for src in (m.s.srca, m.s.srcb):

@@ -2,7 +2,7 @@
 
 The bug: when AddrMod section ``SECTION`` is applied and its SrcBIncr is non-zero, SrcB advances one row
 too far (an off-by-one in one AddrMod field). It is planted at test time by wrapping apply_addr_mod where
-the golden.ops modules call it; the wrapper acts only on ``PlantedTensix`` machines, so unmodified golden
+golden's unit modules call it; the wrapper acts only on ``PlantedTensix`` machines, so unmodified golden
 keeps running alongside. golden's files are never edited.
 
 ``FixtureDevice`` runs unmodified golden and labels its results ``test-fixture``: the replay store refuses
@@ -13,9 +13,9 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 
-import golden.ops.addrmod as addrmod
+import golden.addrmod as addrmod
 from golden.core import Tensix
-from golden.ops import load_all
+from golden.handlers import load_all
 from golden.registers import thread_config_field
 from golden.state import SRC_MASK
 from hwbridge.golden_backend import GoldenBackend
@@ -45,7 +45,7 @@ def planted_addrmod_bug():
                 rwc.srcb_cr = rwc.srcb
 
     users = [mod for name, mod in sys.modules.items()
-             if name.startswith("golden.ops") and getattr(mod, "apply_addr_mod", None) is original]
+             if name.startswith("golden.") and getattr(mod, "apply_addr_mod", None) is original]
     for mod in users:
         mod.apply_addr_mod = apply_addr_mod
     try:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-import golden.ops.adc as adc
-import golden.ops.scalar as scalar
-import golden.ops.sfpu_mem as sfpu_mem
-import golden.ops.sync as sync
+import golden.sfpu.mem as sfpu_mem
+import golden.sync.sync as sync
+import golden.thcon.adc as adc
+import golden.thcon.scalar as scalar
 from golden import isa
 from tensix_diff.result import OK, Result
 from hwbridge.golden_backend import GoldenBackend

@@ -1,4 +1,4 @@
-"""Provenance (tensix_diff.effects.provenance_effects, golden.provenance) against ablation (observed_effects),
+"""Provenance (tensix_diff.effects.provenance_effects, golden.analysis.provenance) against ablation (observed_effects),
 the cross-check of the coverage figures: exact on small cases, close on a seeded sample of committed cases,
 and where they differ, of the kinds docs/minimise-triage-coverage.md lists.
 """
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from golden.analysis.provenance import Traced
 from golden.core import Tensix
-from golden.provenance import Traced
 from hwbridge.replay import ReplayBackend
 from tensix_diff.case import load_bundle
 from tensix_diff.case import load_cases, parse_case

@@ -1,0 +1,1 @@
+"""Analyses of a golden run built on the machine and its units: data provenance."""

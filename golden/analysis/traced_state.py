@@ -1,0 +1,303 @@
+"""Golden state instrumented in place for data provenance (golden.analysis.provenance): which cells a step reads, with
+their last writers, and the values before the cells it changes.
+
+``instrument(s)`` swaps a TensixState's lists, arrays, L1 and dataclasses for subclasses that report to the
+``Recorder`` set in ``ACTIVE`` while a step runs (None: they behave as the plain types and record nothing; a
+plain Tensix never holds them, so tracking costs nothing when off). Cells: one Dest / SrcA / SrcB / LReg element
+or Dest valid bit, one L1 byte, one list entry (a GPR, a Config word, ...), one dataclass field (an RWC, an ADC
+field, ...); the SFPU flag stack, the mutexes and the mailboxes are one cell each. A write is a cell whose value
+the step changed (writing the value already there is no write); a read is any cell the step took (taking a
+view of an array reads all of it). The Wait Gate latches are not tracked: they order issue, they carry no data.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..state import L1
+
+ACTIVE: "Recorder | None" = None    # the recorder of the step running now (None: nothing records)
+_LEAVES = {"cc_stack", "mutex", "mailboxes"}     # mutable containers kept whole, as one cell each
+_UNTRACKED = {"wait_gate"}
+
+
+@dataclass
+class Undo:
+    """What one step changed: cells (obj, key, before, after), arrays (idx, before, after), L1 bytes."""
+    cells: dict
+    arrays: dict
+    l1: tuple | None
+
+
+class Recorder:
+    """While a step runs: its reads (with their writers) and the values before its writes."""
+
+    def __init__(self, scratch: bool = False):
+        self.scratch = scratch
+        self.last: dict[tuple, int] = {}          # (id(container), key) -> occurrence
+        self.occ = -1
+        self.reads: list = []
+        self.old: dict[tuple, tuple] = {}         # cell -> (container, key, value before the step)
+        self.touched: dict[int, tuple] = {}       # id(array) -> (array, copy before the step)
+        self.l1: list = []                        # (L1, addresses changed, before, after)
+
+    def read(self, obj, key) -> None:
+        w = self.last.get((id(obj), key))
+        if w is not None:
+            self.reads.append(("c", w, obj, key))
+
+    def will_write(self, obj, key, value) -> None:
+        cell = (id(obj), key)
+        if cell not in self.old:
+            self.old[cell] = (obj, key, value)
+
+    def commit(self) -> tuple[list, Undo]:
+        occ, last = self.occ, self.last
+        cells, arrays = {}, {}
+        for cell, (obj, key, before) in self.old.items():
+            now = value(obj, key)
+            if not (now is before or now == before):
+                last[cell] = occ
+                cells[cell] = (obj, key, before, now)
+        for arr, before in self.touched.values():
+            flat, old = arr.view(np.ndarray).reshape(-1), before.reshape(-1)
+            idx = np.flatnonzero(flat != old)
+            if idx.size:
+                arr.lw.reshape(-1)[idx] = occ
+                arrays[id(arr)] = (arr, idx, old[idx], flat[idx].copy())
+        l1 = None
+        if self.l1:        # per byte: the value before the step's first write, after its last
+            addrs = np.concatenate([a for _, a, _, _ in self.l1])
+            before, after = (np.concatenate([x[i] for x in self.l1]) for i in (2, 3))
+            u, first = np.unique(addrs, return_index=True)
+            _, rev = np.unique(addrs[::-1], return_index=True)
+            l1 = (self.l1[0][0], u, before[first], after[len(addrs) - 1 - rev])
+        return self.reads, Undo(cells, arrays, l1)
+
+    def revert(self) -> None:
+        """Put back everything the step wrote (a scratch re-run)."""
+        for obj, key, before in self.old.values():
+            poke(obj, key, before)
+        for arr, before in self.touched.values():
+            arr.view(np.ndarray)[...] = before
+        for l1, addrs, before, _ in reversed(self.l1):
+            l1.poke(addrs, before)
+
+
+def value(obj, key):
+    if isinstance(obj, list):
+        return list.__getitem__(obj, key)
+    v = object.__getattribute__(obj, key)
+    return v.copy() if key in _LEAVES else v
+
+
+def poke(obj, key, value) -> None:
+    if isinstance(obj, list):
+        list.__setitem__(obj, key, value)
+    else:
+        object.__setattr__(obj, key, value.copy() if key in _LEAVES else value)
+
+
+class TList(list):
+    """A list whose entries are cells."""
+
+    def _keys(self, i):
+        return range(len(self))[i] if isinstance(i, slice) else (i % len(self),)
+
+    def __getitem__(self, i):
+        r = ACTIVE
+        if r is not None:
+            for k in self._keys(i):
+                r.read(self, k)
+        return list.__getitem__(self, i)
+
+    def __setitem__(self, i, v):
+        r = ACTIVE
+        if r is not None:
+            for k in self._keys(i):
+                r.will_write(self, k, list.__getitem__(self, k))
+        list.__setitem__(self, i, v)
+
+    def __iter__(self):
+        r = ACTIVE
+        if r is not None:
+            for k in range(len(self)):
+                r.read(self, k)
+        return list.__iter__(self)
+
+
+class TArray(np.ndarray):
+    """An array whose elements are cells; ``lw`` holds each element's last writer (-1: none). Arrays numpy
+    derives from it carry no ``lw`` and record nothing; a ufunc on the whole array reads all of it."""
+
+    lw = None
+
+    def _touch(self, r: Recorder) -> None:
+        if id(self) not in r.touched:
+            r.touched[id(self)] = (self, self.view(np.ndarray).copy())
+
+    def _read(self, r: Recorder, i) -> None:
+        self._touch(r)
+        w = self.lw[i] if i is not None else self.lw
+        if np.ndim(w):
+            hit = w >= 0
+            if hit.any():
+                r.reads.append(("a", w[hit].ravel(), self, (self.ids[i] if i is not None else self.ids)[hit].ravel()))
+        elif w >= 0:
+            r.reads.append(("a", np.array([w]), self, np.array([self.ids[i]])))
+
+    def __getitem__(self, i):
+        r = ACTIVE
+        out = np.ndarray.__getitem__(self.view(np.ndarray), i)
+        if r is not None and self.lw is not None:
+            self._read(r, i)
+        return out
+
+    def __setitem__(self, i, v):
+        r = ACTIVE
+        if r is not None and self.lw is not None:
+            self._touch(r)
+        np.ndarray.__setitem__(self.view(np.ndarray), i, v)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kw):
+        r = ACTIVE
+        plain = []
+        for x in inputs:
+            if isinstance(x, TArray):
+                if r is not None and x.lw is not None:
+                    x._read(r, None)
+                x = x.view(np.ndarray)
+            plain.append(x)
+        if "out" in kw:
+            for o in kw["out"]:
+                if isinstance(o, TArray) and r is not None and o.lw is not None:
+                    o._touch(r)
+            kw["out"] = tuple(o.view(np.ndarray) if isinstance(o, TArray) else o for o in kw["out"])
+        return getattr(ufunc, method)(*plain, **kw)
+
+
+def _tarray(a: np.ndarray) -> TArray:
+    t = np.ascontiguousarray(a).view(TArray)
+    t.lw = np.full(a.shape, -1, dtype=np.int32)
+    t.ids = np.arange(a.size).reshape(a.shape)
+    return t
+
+
+class TL1(L1):
+    """L1 whose bytes are cells (last writers per 4 KiB page, made when first written)."""
+
+    def __init__(self, src: L1):
+        super().__init__()
+        self.pages = src.pages
+        self.lw: dict[int, np.ndarray] = {}
+
+    def _spans(self, addr: int, n: int):
+        while n > 0:
+            page, off = divmod(addr, self.PAGE)
+            take = min(n, self.PAGE - off)
+            yield page, off, take
+            addr, n = addr + take, n - take
+
+    def read(self, addr: int, n: int) -> bytes:
+        r = ACTIVE
+        if r is not None:
+            for page, off, take in self._spans(addr, n):
+                lw = self.lw.get(page)
+                if lw is not None:
+                    w = lw[off:off + take]
+                    hit = np.flatnonzero(w >= 0)
+                    if hit.size:
+                        r.reads.append(("l", w[hit], self, page * self.PAGE + off + hit))
+        return super().read(addr, n)
+
+    def write(self, addr: int, data: bytes) -> None:
+        r = ACTIVE
+        if r is None:
+            return super().write(addr, data)
+        self._check(addr, len(data))
+        before = np.frombuffer(super().read(addr, len(data)), dtype=np.uint8)
+        after = np.frombuffer(bytes(data), dtype=np.uint8)
+        super().write(addr, data)
+        changed = np.flatnonzero(before != after)
+        if not changed.size:
+            return
+        r.l1.append((self, addr + changed, before[changed], after[changed]))
+        if r.scratch:
+            return
+        for page, off, take in self._spans(addr, len(data)):
+            lo = page * self.PAGE + off - addr
+            hit = changed[(changed >= lo) & (changed < lo + take)]
+            if hit.size:
+                self.lw.setdefault(page, np.full(self.PAGE, -1, dtype=np.int32))[hit - lo + off] = r.occ
+
+    def poke(self, addrs: np.ndarray, values: np.ndarray) -> None:
+        pages = addrs // self.PAGE
+        for page in np.unique(pages).tolist():
+            sel = pages == page
+            p = np.frombuffer(self.pages.setdefault(page, bytearray(self.PAGE)), dtype=np.uint8)
+            p[addrs[sel] - page * self.PAGE] = values[sel]
+
+    def peek(self, addrs: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(addrs), dtype=np.uint8)
+        pages = addrs // self.PAGE
+        for page in np.unique(pages).tolist():
+            if page in self.pages:
+                sel = pages == page
+                out[sel] = np.frombuffer(self.pages[page], dtype=np.uint8)[addrs[sel] - page * self.PAGE]
+        return out
+
+    def last_writers(self, addr: int, n: int):
+        """(writer, address) of the written bytes of [addr, addr + n)."""
+        for page, off, take in self._spans(addr, n):
+            lw = self.lw.get(page)
+            if lw is not None:
+                hit = np.flatnonzero(lw[off:off + take] >= 0)
+                yield from zip(lw[off + hit].tolist(), (page * self.PAGE + off + hit).tolist())
+
+
+_CLASSES: dict[type, type] = {}
+
+
+def _traced_class(cls: type) -> type:
+    """A subclass of the dataclass ``cls`` whose fields are cells."""
+    sub = _CLASSES.get(cls)
+    if sub is None:
+        names = frozenset(f.name for f in dataclasses.fields(cls)) - _UNTRACKED
+
+        def __getattribute__(self, name):
+            v = object.__getattribute__(self, name)
+            r = ACTIVE
+            if r is not None and name in names:
+                r.read(self, name)
+                if name in _LEAVES:
+                    r.will_write(self, name, v.copy())
+            return v
+
+        def __setattr__(self, name, v):
+            r = ACTIVE
+            if r is not None and name in names:
+                r.will_write(self, name, value(self, name))
+            object.__setattr__(self, name, v)
+        sub = _CLASSES[cls] = type(f"Traced{cls.__name__}", (cls,),
+                                   {"__getattribute__": __getattribute__, "__setattr__": __setattr__})
+    return sub
+
+
+def instrument(x):
+    """``x`` with its containers swapped for traced ones, recursively (in place where it can)."""
+    if isinstance(x, np.ndarray):
+        return _tarray(x)
+    if isinstance(x, list):
+        return TList(instrument(v) for v in x)
+    if isinstance(x, dict):
+        return {k: instrument(v) for k, v in x.items()}
+    if isinstance(x, L1):
+        return TL1(x)
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        for f in dataclasses.fields(x):
+            if f.name not in _LEAVES | _UNTRACKED:
+                object.__setattr__(x, f.name, instrument(getattr(x, f.name)))
+        x.__class__ = _traced_class(type(x))
+    return x

@@ -1,0 +1,81 @@
+"""Instruction semantics: one small function per instruction, registered against the ISA table.
+
+Every module of the unit packages named in ``UNITS`` is imported by ``load_all``; a module registers its
+functions with ``@semantics("MNEMONIC")``. A function takes ``(m, t, f)``: the machine, the issuing thread,
+and the decoded fields as attributes (``f.bitmask``).
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Callable
+
+from .isa import table
+
+Handler = Callable[..., None]
+# The packages holding the handlers, one per ISA unit (isa.yaml's unit; frontend: MOP and REPLAY; thcon: THCON,
+# TDMA): the one place golden's core names its units; load_all imports them by name, the core has no import of one.
+UNITS = ("config", "frontend", "matrix", "pack", "sfpu", "sync", "thcon", "unpack")
+HANDLERS: dict[str, Handler] = {}
+PRE_ISSUE: list[Handler] = []   # checks run before every instruction passes its thread's Wait Gate
+FRONTEND: list[Handler] = []    # frontend expanders (MOP, replay), applied to each thread's stream in order
+ENGAGED: list[Handler] = []     # engaged(m, t, program): whether the expanders could change that stream
+_loaded = False
+
+
+def semantics(name: str) -> Callable[[Handler], Handler]:
+    if name not in table():
+        raise KeyError(f"semantics for {name}, which is not in isa.yaml")
+
+    def register(fn: Handler) -> Handler:
+        if name in HANDLERS:
+            raise KeyError(f"two semantics registered for {name}")
+        HANDLERS[name] = fn
+        return fn
+
+    return register
+
+
+def pre_issue(fn: Handler) -> Handler:
+    """Register ``fn(m, t, decoded)``, run before each instruction's semantics; it may raise errors.Blocked."""
+    PRE_ISSUE.append(fn)
+    return fn
+
+
+def frontend(fn: Handler) -> Handler:
+    """Register a frontend stage ``fn(m, t, items)``: a generator over (program index, Decoded) pairs that
+    rewrites thread t's instruction stream before the Wait Gate (MOPExpander.md, REPLAY.md)."""
+    FRONTEND.append(fn)
+    return fn
+
+
+def frontend_engaged(fn: Handler) -> Handler:
+    """Register ``fn(m, t, program) -> bool``; when every such predicate is False for a thread's decoded
+    program (and it has no RISC-V actions), its stream skips the frontend stages: a speed path only."""
+    ENGAGED.append(fn)
+    return fn
+
+
+def load_all() -> dict[str, Handler]:
+    global _loaded
+    if not _loaded:
+        for unit in UNITS:
+            package = importlib.import_module(f"{__package__}.{unit}")
+            for mod in pkgutil.iter_modules(package.__path__):
+                importlib.import_module(f"{package.__name__}.{mod.name}")
+        _loaded = True
+    return HANDLERS
+
+
+def handler_table() -> list[tuple[str, str, str]]:
+    """(ISA unit, mnemonic, handler as ``golden/UNIT/FILE.py:function``, where it is defined) for every instruction of
+    the ISA table, by unit then mnemonic; an instruction golden does not model names no handler ("-")."""
+    handlers = load_all()
+    rows = []
+    for name, ins in table().items():
+        fn = handlers.get(name)
+        fn = getattr(fn, "__wrapped__", fn)     # a handler registered through a wrapper (golden.sfpu.lanes.sfpu_op)
+        where = "-" if fn is None else f"{fn.__module__.replace('.', '/')}.py:{fn.__name__}"
+        rows.append((ins.unit, name, where))
+    return sorted(rows)
+

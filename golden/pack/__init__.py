@@ -1,0 +1,1 @@
+"""The packer (isa.yaml unit PACK): PACR, its output addresses and its L1 accumulation."""

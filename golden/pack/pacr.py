@@ -1,0 +1,206 @@
+"""PACR (regular form): read Dst rows, convert them to an uncompressed format and write them to L1.
+
+Facts: tt-isa-documentation WormholeB0 PACR.md, Packers/InputAddressGenerator.md, OutputAddressGenerator.md
+(addresses: golden.pack.addr), EdgeMasking.md; Blackhole per ttsim v1.10.0 (blackhole-deltas #8):
+one packer whose four Dst read interfaces are chosen by ReadIntfSel (0: four consecutive rows, 1: one row
+of 8 or 16 datums, 3: two rows, 5: rows +0 and +2, 10: rows +1 and +3; with DstAccessMode=1, strided, the
+rows are 16 apart, which needs remap_addrs and swizzle_32b: tt-llk's pack untilize); the first row is
+(Channel 0 Y/Z/W x PCK0_ADDR_CTRL_*_REG_0 strides) / datum size / 16 + DEST_TARGET_REG_CFG_PACK_SEC0_Offset;
+Read_32b_data selects Dst32b; invalid rows read as zero; a masked column (PCK_EDGE_OFFSET_SEC{0,1} mask
+chosen per row by TILE_ROW_SET_MAPPING) writes a raw zero; each datum goes to L1 as it is produced (the pages
+buffer a partial 16-byte chunk until it fills, which leaves the same L1 once Last or Flush pads the tail), and
+Last / Flush pad the data to the next 16-byte boundary with zeroes and make the next PACR start at fresh
+addresses. Conversions: golden.pack_formats.
+
+ReLU (STACC_RELU modes 1..3) acts between the Dst read and the output conversion. With Pack_L1_Acc (FP32, FP16
+and BF16 outputs) each datum is added to the one already in L1 (golden.pack.l1_acc).
+
+Block-float inputs (In_data_format = Dstacc = Bfp8_b or Bfp8a, read as BF16 / FP16 cut to six mantissa bits:
+golden.pack_formats). Block-float outputs (BFP8/BFP4/BFP2): one shared exponent per 16 datums written to the
+exponent stream (Exp_section_size units after the output address), datums to the data stream
+(golden.pack_formats.bf16_to_bfp); Last / Flush pad both streams to 16 bytes.
+
+Refused (NotModelled): the 5-bit-exponent BFP "a" and FP8 outputs, compression, L1 accumulation into other
+formats, stochastic rounding, downsampling, exponent thresholding, tile headers, L1 source input, a remapped
+Dst (remap_addrs, swizzle_32b) read without DstAccessMode, RowPadZero, Read_int8, and start positions not on a
+row boundary.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import pack_formats as pf
+from ..dest_view import DstView, config_word
+from ..errors import NotModelled, UndefinedBehaviour
+from ..handlers import semantics
+from ..registers import config_field
+from ..state import COLS, DEST_ROWS
+from . import l1_acc as pack_l1_acc
+from .addr import _check_fields as check_packer_fields
+from .addr import advance_pack_adcs, output_address
+
+ROW_OFFSETS = {0: (0, 1, 2, 3), 1: (0,), 3: (0, 1), 5: (0, 2), 10: (1, 3)}   # ReadIntfSel -> rows read
+STRIDED_OFFSETS = {0: (0, 16, 32, 48), 1: (0,), 3: (0, 16)}                      # the same, DstAccessMode=1
+_REFUSED_CONFIG = (
+    "THCON_SEC0_REG1_Row_start_section_size", "THCON_SEC0_REG1_Dis_shared_exp_assembler",
+    "THCON_SEC0_REG1_Enable_out_fifo", "THCON_SEC0_REG1_Source_interface_selection",
+    "THCON_SEC0_REG1_Exp_threshold_en", "THCON_SEC0_REG1_Add_tile_header_size",
+    "THCON_SEC0_REG1_Downsample_mask", "THCON_SEC0_REG1_Downsample_rate",
+    "THCON_SEC0_REG1_Auto_set_last_pacr_intf_sel", "THCON_SEC0_REG1_pack_start_intf_pos",
+    "ALU_ROUNDING_MODE_Packer_srnd_en", "ALU_ROUNDING_MODE_Gasket_srnd_en",
+    "PCK_EDGE_MODE_mode", "PACK_COUNTERS_SEC0_pack_yz_transposed",
+    "DEST_TARGET_REG_CFG_PACK_SEC0_ZOffset", "PCK0_ADDR_BASE_REG_0_Base", "PCK_DEST_RD_CTRL_Read_int8")
+_REMAP = ("DEST_ACCESS_CFG_remap_addrs", "DEST_ACCESS_CFG_swizzle_32b")
+
+
+class _Cfg:
+    """Config fields as thread t sees them during one PACR (each word read once: nothing writes Config
+    in between)."""
+
+    def __init__(self, m, t: int):
+        self.m, self.t, self.words = m, t, {}
+
+    def __call__(self, name: str) -> int:
+        f = config_field(name)
+        word = self.words.get(f.index)
+        if word is None:
+            word = self.words[f.index] = config_word(self.m, self.t, f.index)
+        return f.get(word)
+
+
+def _check(cfg: _Cfg, f) -> None:
+    check_packer_fields(f)
+    if f.rowpadzero or f.concat >> 1:
+        raise NotModelled("PACR with RowPadZero or Concat bits 6:5 (not modelled)")
+    if f.readintfsel not in ROW_OFFSETS:
+        raise NotModelled(f"PACR ReadIntfSel={f.readintfsel} (ttsim models 0, 1, 3, 5 and 10)")
+    remap = [cfg(name) for name in _REMAP]
+    if f.dstaccessmode and not all(remap):
+        raise NotModelled("PACR DstAccessMode=1 without both remap_addrs and swizzle_32b (ttsim requires them)")
+    if f.dstaccessmode and f.readintfsel not in STRIDED_OFFSETS:
+        raise NotModelled(f"PACR DstAccessMode=1 with ReadIntfSel={f.readintfsel} (ttsim models 0, 1 and 3)")
+    if not f.dstaccessmode and any(remap):
+        raise NotModelled("PACR reading a remapped Dst (remap_addrs / swizzle_32b) without DstAccessMode "
+                          "(not modelled)")
+    for name in _REFUSED_CONFIG:
+        if cfg(name):
+            raise NotModelled(f"PACR with {name} set (not modelled)")
+    if not cfg("THCON_SEC0_REG1_Disable_zero_compress"):
+        raise NotModelled("PACR with zero compression (Disable_zero_compress=0) (not modelled)")
+    if not 1 <= cfg("PACK_COUNTERS_SEC0_pack_reads_per_xy_plane") <= 16:
+        raise NotModelled("PACR with pack_reads_per_xy_plane outside 1..16 (ttsim refuses it)")
+
+
+def _mode(cfg: _Cfg) -> tuple[int, int, int]:
+    read32 = cfg("PCK_DEST_RD_CTRL_Read_32b_data")
+    in_fmt, out_fmt = cfg("THCON_SEC0_REG1_In_data_format"), cfg("THCON_SEC0_REG1_Out_data_format")
+    if cfg("ALU_FORMAT_SPEC_REG2_Dstacc") != in_fmt:
+        raise UndefinedBehaviour("PACR In_data_format differs from ALU_FORMAT_SPEC_REG2_Dstacc (ttsim: undefined)")
+    mode = (read32, in_fmt, out_fmt)
+    if mode not in pf.PACK_MODES:
+        raise NotModelled(f"PACR conversion Read_32b_data={read32} In_data_format={in_fmt} "
+                          f"Out_data_format={out_fmt} (not modelled)")
+    if bool(cfg("PCK_DEST_RD_CTRL_Round_10b_mant")) != (mode in pf.ROUND_10B_MODES):
+        raise NotModelled(f"PACR Round_10b_mant={cfg('PCK_DEST_RD_CTRL_Round_10b_mant')} with this "
+                          "conversion (ttsim requires it for Dst32b FP16 and forbids it elsewhere)")
+    return mode
+
+
+def _first_row(m, t: int, cfg: _Cfg, in_bits: int) -> int:
+    """The Dst row (Dst32b row when reading 32 bits) the first read interface starts at."""
+    ch0 = m.s.adc[t]["pack"][0]
+    if ch0.x:
+        raise NotModelled(f"PACR with packer Channel 0 X = {ch0.x} (ttsim requires 0)")
+    size = in_bits // 8
+    terms = [(ch0.y, "PCK0_ADDR_CTRL_XY_REG_0_Ystride"), (ch0.z, "PCK0_ADDR_CTRL_ZW_REG_0_Zstride"),
+             (ch0.w, "PCK0_ADDR_CTRL_ZW_REG_0_Wstride")]
+    strides = [cfg(name) for _, name in terms] + [cfg("PCK0_ADDR_CTRL_XY_REG_0_Xstride")]
+    if any(s % size for s in strides):
+        raise UndefinedBehaviour(f"PACR input strides {strides} not multiples of the {size}-byte datum")
+    datum = sum(c * s for (c, _), s in zip(terms, strides)) // size
+    if datum % COLS:
+        raise NotModelled(f"PACR input start datum {datum} is not on a Dst row boundary (ttsim requires it)")
+    return (datum // COLS + cfg("DEST_TARGET_REG_CFG_PACK_SEC0_Offset")) % DEST_ROWS
+
+
+def _edge_masks(m, cfg: _Cfg, n: int, rows_per_plane: int) -> tuple[np.ndarray, tuple[int, int, int]]:
+    """Per-datum keep flags from the edge masks, and the packer's (x, y, z) position after n datums."""
+    select = cfg("PCK_EDGE_TILE_ROW_SET_SELECT_select") & 3
+    if select > 1:
+        raise NotModelled(f"PACR edge-mask row set {select} (ttsim models sets 0 and 1)")
+    masks = (cfg("PCK_EDGE_OFFSET_SEC0_mask"), cfg("PCK_EDGE_OFFSET_SEC1_mask"))
+    mapping = [cfg(f"TILE_ROW_SET_MAPPING_{select}_row_set_mapping_{r}") for r in range(16)]
+    p = m.s.packer
+    x, y, z = (p.x, p.y, p.z) if p.continuing else (0, 0, 0)
+    keep = np.zeros(n, dtype=bool)
+    for i in range(n):
+        which = mapping[y & 15]
+        if which > 1:
+            raise NotModelled(f"PACR edge mask PCK_EDGE_OFFSET_SEC{which} (ttsim models SEC0 and SEC1)")
+        keep[i] = masks[which] >> (i % COLS) & 1
+        x += 1
+        if x == COLS:
+            x, y = 0, y + 1
+            if y == rows_per_plane:
+                y, z = 0, z + 1
+    return keep, (x, y, z)
+
+
+@semantics("PACR")
+def pacr(m, t, f) -> None:
+    """PACR.md + Packers/*.md (WormholeB0); BH: one packer, ReadIntfSel, Y-stride byte term (delta #8)."""
+    cfg = _Cfg(m, t)
+    _check(cfg, f)
+    read32, in_fmt, out_fmt = _mode(cfg)
+    in_bits, out_bits = pf.packer_input_bits(in_fmt), pf.element_bits(out_fmt)
+    first = _first_row(m, t, cfg, in_bits)
+    rows = (STRIDED_OFFSETS if f.dstaccessmode else ROW_OFFSETS)[f.readintfsel]
+    per_row = m.s.adc[t]["pack"][1].x - m.s.adc[t]["pack"][0].x + 1
+    if not f.flush and per_row not in ((8, 16) if f.readintfsel == 1 else (16,)):
+        raise NotModelled(f"PACR of {per_row} datums per read interface (ttsim: 16, or 8 with ReadIntfSel=1)")
+    if first + rows[-1] >= DEST_ROWS:
+        raise NotModelled(f"PACR reading Dst rows {first}..{first + rows[-1]} (ttsim does not wrap)")
+    n = 0 if f.flush else per_row * len(rows)
+    l1_acc = cfg("THCON_SEC0_REG1_Pack_L1_Acc")
+    if l1_acc and out_fmt not in pack_l1_acc.FORMATS:
+        raise NotModelled(f"PACR L1 accumulation into Out_data_format {out_fmt} (ttsim: FP32, FP16, BF16 only)")
+    if out_fmt in pf.BFP_BITS and n % 16:
+        raise NotModelled(f"PACR of {n} block-float datums: not whole groups of 16 sharing an exponent (ttsim refuses)")
+    keep, position = _edge_masks(m, cfg, n, cfg("PACK_COUNTERS_SEC0_pack_reads_per_xy_plane"))
+    p = m.s.packer
+    addrs = None if p.continuing else output_address(m, t, f)
+
+    raw = np.zeros(n, dtype=np.uint32)
+    if n and not f.zerowrite:
+        i = np.arange(n)
+        dst_rows = first + np.asarray(rows)[i // COLS]
+        view = DstView(m, t)
+        cells = view.read32_or(dst_rows) if read32 else view.read16_or(dst_rows)
+        raw = cells[i, i % COLS].astype(np.uint32)
+    unsigned = bool(cfg("PCK_DEST_RD_CTRL_Read_unsigned"))
+    relu = (cfg("STACC_RELU_ApplyRelu"), cfg("STACC_RELU_ReluThreshold"))
+    values = np.where(keep, pf.dst_to_l1(read32, in_fmt, out_fmt, raw, unsigned, *relu), 0)
+
+    if addrs is not None:
+        p.data_addr = addrs.data
+        p.exp_addr = addrs.exponent if addrs.exponent is not None else addrs.data
+    bfp = out_fmt in pf.BFP_BITS
+    if bfp:
+        exps, datums = pf.bf16_to_bfp(values, out_bits)
+        m.s.l1.write(p.exp_addr, exps.astype("u1").tobytes())
+        m.s.l1.write(p.data_addr, pf.pack_bits(datums, out_bits))
+    else:
+        dtype = {32: "<u4", 16: "<u2", 8: "u1"}[out_bits]
+        if l1_acc:
+            old = np.frombuffer(m.s.l1.read(p.data_addr, n * out_bits // 8), dtype=dtype)
+            values = pack_l1_acc.accumulate(out_fmt, old, values)
+        m.s.l1.write(p.data_addr, values.astype(dtype).tobytes())
+    p.data_addr += n * out_bits // 8
+    p.exp_addr += n // 16
+    p.x, p.y, p.z = position
+    if f.last or f.flush:
+        m.s.l1.write(p.data_addr, bytes(-p.data_addr % 16))
+        if bfp:
+            m.s.l1.write(p.exp_addr, bytes(-p.exp_addr % 16))
+    p.continuing = not (f.last or f.flush)
+    advance_pack_adcs(m, t, f.addrmode)
