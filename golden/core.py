@@ -1,6 +1,7 @@
 """The golden machine: state, decoding through the ISA table, and running threads (golden.schedule)."""
 from __future__ import annotations
 
+import gc
 import itertools
 from collections import namedtuple
 from functools import cache
@@ -39,33 +40,37 @@ class _Kind(NamedTuple):
     handler: Callable[..., None] | None
 
 
-@cache
-def _kinds() -> dict[int, _Kind]:
-    """Per opcode: what decoding a word of it needs, computed once from isa.yaml and the handlers."""
-    handlers = load_all()
-    return {op: _Kind(ins, 0xFFFFFF & ~ins.payload_mask, namedtuple(ins.name, [f.name for f in ins.fields]),
-                      tuple((f.lo, (1 << f.width) - 1) for f in ins.fields), handlers.get(ins.name))
-            for op, ins in isa.by_opcode().items()}
+_KINDS: dict[int, _Kind] = {}      # opcode -> _Kind, made when a word of that opcode is first decoded
+
+
+def _kind(op: int) -> _Kind | None:
+    """What decoding a word of opcode ``op`` needs (None: isa.yaml has no such opcode)."""
+    k = _KINDS.get(op)
+    if k is None and (ins := isa.by_opcode().get(op)) is not None:
+        k = _KINDS[op] = _Kind(ins, 0xFFFFFF & ~ins.payload_mask, namedtuple(ins.name, [f.name for f in ins.fields]),
+                               tuple((f.lo, (1 << f.width) - 1) for f in ins.fields), load_all().get(ins.name))
+    return k
 
 
 @cache
-def _opcode_arrays() -> tuple[np.ndarray, np.ndarray]:
-    """Per opcode byte: whether isa.yaml has it, and its stray bits (for checking a run of words at once)."""
-    known, stray = np.zeros(256, dtype=bool), np.zeros(256, dtype=np.int64)
-    for op, k in _kinds().items():
-        known[op], stray[op] = True, k.stray
+def opcode_checks() -> tuple[np.ndarray, np.ndarray]:
+    """Per opcode byte: whether isa.yaml has it, and the bits of a word no declared field of it holds: isa.decode's
+    rule as two tables, for checking many words at once."""
+    known, stray = np.zeros(256, dtype=bool), np.zeros(256, dtype=np.uint32)
+    for op, ins in isa.by_opcode().items():
+        known[op], stray[op] = True, 0xFFFFFF & ~ins.payload_mask
     return known, stray
 
 
 _decode_cache: dict[int, Decoded] = {}
 _CACHED = 1 << 16
-_BULK = 256          # fresh words from which a program is decoded with numpy, a field column at a time
+_BULK = 256          # words from which a program with words not seen before is decoded with numpy
 
 
 def decode(word: int) -> Decoded:
     d = _decode_cache.get(word)
     if d is None:
-        k = _kinds().get(word >> 24) if 0 <= word <= 0xFFFFFFFF else None
+        k = _kind(word >> 24) if 0 <= word <= 0xFFFFFFFF else None
         if k is None or word & k.stray:
             isa.decode(word)                # raises IsaError, naming what is wrong
         d = Decoded(word, k.ins, k.record._make([(word >> lo) & mask for lo, mask in k.spans]), k.handler)
@@ -75,17 +80,16 @@ def decode(word: int) -> Decoded:
 
 
 def decode_program(words: Sequence[int]) -> list[Decoded]:
-    """``[decode(w) for w in words]``, its words not seen before decoded together when there are many."""
+    """``[decode(w) for w in words]``; a long program with words not seen before is decoded all at once."""
     out = list(map(_decode_cache.get, words))
     if None not in out:
         return out
-    fresh = list(dict.fromkeys([w for w, d in zip(words, out) if d is None]))
-    new = _decode_many(fresh) if len(fresh) >= _BULK else None
-    if new is None:                 # few, or one does not decode: word by word, the first bad one named
+    new = _decode_many(list(dict.fromkeys(words))) if len(words) >= _BULK else None
+    if new is None:                 # short, or a word does not decode: word by word, the first bad one named
         return [decode(w) for w in words]
     if len(_decode_cache) < _CACHED:
         _decode_cache.update(itertools.islice(new.items(), _CACHED - len(_decode_cache)))
-    return [d if d is not None else new[w] for w, d in zip(words, out)]
+    return list(map(new.__getitem__, words))
 
 
 def _decode_many(words: list[int]) -> dict[int, Decoded] | None:
@@ -95,22 +99,27 @@ def _decode_many(words: list[int]) -> dict[int, Decoded] | None:
         return None
     arr = np.array(words, dtype=np.int64)
     ops = arr >> 24
-    known, stray = _opcode_arrays()
+    known, stray = opcode_checks()
     if not known[ops].all() or (arr & stray[ops]).any():
         return None
     order = np.argsort(ops, kind="stable")
     arr, ops = arr[order], ops[order]
-    cuts = np.flatnonzero(np.diff(ops)) + 1
     out: dict[int, Decoded] = {}
     new = tuple.__new__
-    for group in np.split(arr, cuts):
-        k = _kinds()[int(group[0]) >> 24]
-        ws = group.tolist()
-        if k.spans:
-            records = map(new, repeat(k.record), zip(*[((group >> lo) & mask).tolist() for lo, mask in k.spans]))
-        else:
-            records = repeat(k.record())
-        out.update(zip(ws, map(new, repeat(Decoded), zip(ws, repeat(k.ins), records, repeat(k.handler)))))
+    collecting = gc.isenabled()
+    gc.disable()            # tuples of ints only: the collector would walk them over and over as they are made
+    try:
+        for group in np.split(arr, np.flatnonzero(np.diff(ops)) + 1):
+            k = _kind(int(group[0]) >> 24)
+            ws = group.tolist()
+            if k.spans:
+                records = map(new, repeat(k.record), zip(*[((group >> lo) & mask).tolist() for lo, mask in k.spans]))
+            else:
+                records = repeat(k.record())
+            out.update(zip(ws, map(new, repeat(Decoded), zip(ws, repeat(k.ins), records, repeat(k.handler)))))
+    finally:
+        if collecting:
+            gc.enable()
     return out
 
 

@@ -4,24 +4,14 @@ no bit set outside the instruction's declared fields, golden/isa.yaml) over the 
 from __future__ import annotations
 
 import re
-from functools import cache
 
 import numpy as np
 
-from golden import isa
+from golden.core import opcode_checks
 
 PREFIX = "    - .word 0x"
 _LINE = len(PREFIX) + 8
 _HEX = re.compile(r"[0-9a-f]*")
-
-
-@cache
-def _tables() -> tuple[np.ndarray, np.ndarray]:
-    """Per opcode byte: whether isa.yaml has it, and the bits of a word no declared field of it holds."""
-    known, stray = np.zeros(256, dtype=bool), np.zeros(256, dtype=np.uint32)
-    for op, ins in isa.by_opcode().items():
-        known[op], stray[op] = True, 0xFFFFFF & ~ins.payload_mask
-    return known, stray
 
 
 def take(lines: list[str], i: int) -> tuple[list[int], int]:
@@ -36,7 +26,7 @@ def take(lines: list[str], i: int) -> tuple[list[int], int]:
     digits = "".join([line[len(PREFIX):] for line in run])
     good = _HEX.match(digits).end() // 8 * 8
     words = np.frombuffer(bytes.fromhex(digits[:good]), dtype=">u4").astype(np.uint32)
-    known, stray = _tables()
+    known, stray = opcode_checks()
     op = words >> 24
     bad = ~known[op] | ((words & stray[op]) != 0)
     if bad.any():
