@@ -92,5 +92,6 @@ def judge_case(reference, test, case, names: tuple[str, str], **how):
     """Run a case on both backends and assess the pair (tensix_diff.assess: registry, expected refusals,
     observed effects; ``how``: assess's keyword options); returns (verdict, the reference's Result, the tested
     backend's Result)."""
+    from tensix_diff.assess import assess      # late for start-up cost, as in judge_cases
     expected, actual = run_case(reference, case), run_case(test, case)
     return assess(case, expected, actual, names, names[1], **how), expected, actual

@@ -15,7 +15,6 @@ from hwbridge.registry import BACKENDS, batch_size, judge_cases, run_case, run_c
 from tensix_diff.case import Case, load_each
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
 from tensix_diff.result import DEVICE_ERROR, MISSING, OK, STALE, Result
-from tensix_diff.store import ENV_ROOT
 
 from .backends import open_backend
 from .exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, BackendFailure
@@ -32,8 +31,8 @@ def add_parser(sub) -> None:
     p.add_argument("--against", default="golden", choices=BACKENDS,
                    help="reference backend (default: golden); the same as --backend only runs the cases")
     p.add_argument("--dump", metavar="OUT.json", help="write the observed state of the first case (contract dump)")
-    p.add_argument("--recordings", metavar="DIR", help=f"replay store directory (default: ${ENV_ROOT} or ./recordings"
-                   " of the repository)")
+    p.add_argument("--recordings", metavar="DIR",
+                   help="replay store directory (default: $TENSIX_DIFF_RECORDINGS or ./recordings of the repository)")
     p.add_argument("--device", metavar="NAME", help="replay: whose recordings, a device ('ttsim 1.10.0') or kind"
                    " ('ttsim'); default: silicon if recorded, else the newest ttsim")
     p.add_argument("--three-way", action="store_true",
@@ -96,7 +95,8 @@ def write_dump(path: str, state: dict) -> None:
 
 def run_three_way(cases, args) -> int:
     """``run --three-way``: exit 0 when every case with two or more answers agrees, 1 otherwise."""
-    from tensix_diff import three_way as tw     # late for start-up cost, as the modules below
+    # late for start-up cost: only --three-way needs these
+    from tensix_diff import three_way as tw
     from tensix_diff.store import Store
     golden = open_backend("golden")
     store = Store(args.recordings)
