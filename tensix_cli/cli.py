@@ -111,6 +111,9 @@ def _input_errors() -> tuple[type, ...]:
 
 def main(argv: list[str] | None = None) -> int:
     args_in = sys.argv[1:] if argv is None else list(argv)
+    if argv is None:    # the process's command, before numpy loads: OpenBLAS would start a thread per core (about
+        # 50 CPU-ms at start here, docs/speed.md); golden calls no BLAS routine (its matrix products are integer)
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if args_in[:1] == ["--version"]:
         print(_version())
         return EXIT_OK
