@@ -1,22 +1,17 @@
 """golden.core's decoding of programs: the bulk path (many fresh words, numpy) gives what isa.decode gives."""
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from golden import core, isa
 from golden.ops import load_all
 
+from isa_words import valid_words
+
 
 def _words(n: int, seed: int) -> list[int]:
-    """n random valid words over every instruction of isa.yaml, repeats included."""
-    rng = random.Random(seed)
-    table = list(isa.table().values())
-    out = []
-    for _ in range(n):
-        ins = rng.choice(table)
-        out.append(ins.opcode << 24 | (rng.getrandbits(24) & ins.payload_mask))
+    """n random valid words over every instruction of isa.yaml, a quarter of them again."""
+    out = valid_words(n, seed)
     return out + out[: n // 4]
 
 
