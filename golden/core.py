@@ -107,7 +107,7 @@ def _decode_many(words: list[int]) -> dict[int, Decoded] | None:
     out: dict[int, Decoded] = {}
     new = tuple.__new__
     collecting = gc.isenabled()
-    gc.disable()            # tuples of ints only: the collector would walk them over and over as they are made
+    gc.disable()            # tuples of ints and shared references: the collector would walk them again and again
     try:
         for group in np.split(arr, np.flatnonzero(np.diff(ops)) + 1):
             k = _kind(int(group[0]) >> 24)

@@ -20,7 +20,7 @@ _RAW = methodcaller("startswith", PREFIX)
 def take(lines: list[str], i: int) -> tuple[list[int], int]:
     """The words of the raw-word lines from ``lines[i]`` on and the index of the line after them. The run ends
     at the first line of another form or whose word isa.decode refuses (the text path reads that line)."""
-    run = list(takewhile(_RAW, islice(lines, i, None)))      # the list ends with "" (text.split's last)
+    run = list(takewhile(_RAW, islice(lines, i, None)))
     if set(map(len, run)) - {_LINE}:
         run = run[:next(k for k, line in enumerate(run) if len(line) != _LINE)]
     joined = "".join(run)
