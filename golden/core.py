@@ -1,9 +1,14 @@
 """The golden machine: state, decoding through the ISA table, and running threads (golden.schedule)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from types import SimpleNamespace
-from typing import Callable, Iterator, Sequence
+import gc
+import itertools
+from collections import namedtuple
+from functools import cache
+from itertools import repeat
+from typing import Callable, Iterator, NamedTuple, Sequence
+
+import numpy as np
 
 from . import isa
 from .errors import GoldenError, NotModelled
@@ -14,11 +19,12 @@ from .schedule import SEQUENTIAL, Schedule, interleave
 from .state import THREADS, TensixState
 
 
-@dataclass(frozen=True)
-class Decoded:
+class Decoded(NamedTuple):
+    """One Tensix word decoded through isa.yaml: its instruction, its field values as a record (``f.bitmask``;
+    one record type per instruction, fields in the table's order) and its handler (None: not modelled)."""
     word: int
     ins: isa.Instruction
-    fields: SimpleNamespace
+    fields: tuple
     handler: Callable[..., None] | None
 
     @property
@@ -26,17 +32,95 @@ class Decoded:
         return isa.disassemble(self.word)
 
 
+class _Kind(NamedTuple):
+    ins: isa.Instruction
+    stray: int                              # the bits of a word no declared field holds
+    record: type                            # the field record (collections.namedtuple)
+    spans: tuple[tuple[int, int], ...]      # (lo, width mask) per field
+    handler: Callable[..., None] | None
+
+
+_KINDS: dict[int, _Kind] = {}      # opcode -> _Kind, made when a word of that opcode is first decoded
+
+
+def _kind(op: int) -> _Kind | None:
+    """What decoding a word of opcode ``op`` needs (None: isa.yaml has no such opcode)."""
+    k = _KINDS.get(op)
+    if k is None and (ins := isa.by_opcode().get(op)) is not None:
+        k = _KINDS[op] = _Kind(ins, 0xFFFFFF & ~ins.payload_mask, namedtuple(ins.name, [f.name for f in ins.fields]),
+                               tuple((f.lo, (1 << f.width) - 1) for f in ins.fields), load_all().get(ins.name))
+    return k
+
+
+@cache
+def opcode_checks() -> tuple[np.ndarray, np.ndarray]:
+    """Per opcode byte: whether isa.yaml has it, and the bits of a word no declared field of it holds: isa.decode's
+    rule as two tables, for checking many words at once."""
+    known, stray = np.zeros(256, dtype=bool), np.zeros(256, dtype=np.uint32)
+    for op, ins in isa.by_opcode().items():
+        known[op], stray[op] = True, 0xFFFFFF & ~ins.payload_mask
+    return known, stray
+
+
 _decode_cache: dict[int, Decoded] = {}
+_CACHED = 1 << 16
+_BULK = 256          # words from which a program with words not seen before is decoded with numpy
 
 
 def decode(word: int) -> Decoded:
     d = _decode_cache.get(word)
     if d is None:
-        ins, vals = isa.decode(word)
-        d = Decoded(word, ins, SimpleNamespace(**vals), load_all().get(ins.name))
-        if len(_decode_cache) < 1 << 16:
+        k = _kind(word >> 24) if 0 <= word <= 0xFFFFFFFF else None
+        if k is None or word & k.stray:
+            isa.decode(word)                # raises IsaError, naming what is wrong
+        d = Decoded(word, k.ins, k.record._make([(word >> lo) & mask for lo, mask in k.spans]), k.handler)
+        if len(_decode_cache) < _CACHED:
             _decode_cache[word] = d
     return d
+
+
+def decode_program(words: Sequence[int]) -> list[Decoded]:
+    """``[decode(w) for w in words]``; a long program with words not seen before is decoded all at once."""
+    out = list(map(_decode_cache.get, words))
+    if None not in out:
+        return out
+    new = _decode_many(list(dict.fromkeys(words))) if len(words) >= _BULK else None
+    if new is None:                 # short, or a word does not decode: word by word, the first bad one named
+        return [decode(w) for w in words]
+    if len(_decode_cache) < _CACHED:
+        _decode_cache.update(itertools.islice(new.items(), _CACHED - len(_decode_cache)))
+    return list(map(new.__getitem__, words))
+
+
+def _decode_many(words: list[int]) -> dict[int, Decoded] | None:
+    """word -> Decoded for distinct words, grouped by opcode, each field one numpy shift and mask over its
+    group; None when a word is not a Python int that decodes (decode then names the first such word)."""
+    if set(map(type, words)) != {int} or min(words) < 0 or max(words) > 0xFFFFFFFF:
+        return None
+    arr = np.array(words, dtype=np.int64)
+    ops = arr >> 24
+    known, stray = opcode_checks()
+    if not known[ops].all() or (arr & stray[ops]).any():
+        return None
+    order = np.argsort(ops, kind="stable")
+    arr, ops = arr[order], ops[order]
+    out: dict[int, Decoded] = {}
+    new = tuple.__new__
+    collecting = gc.isenabled()
+    gc.disable()            # tuples of ints and shared references: the collector would walk them again and again
+    try:
+        for group in np.split(arr, np.flatnonzero(np.diff(ops)) + 1):
+            k = _kind(int(group[0]) >> 24)
+            ws = group.tolist()
+            if k.spans:
+                records = map(new, repeat(k.record), zip(*[((group >> lo) & mask).tolist() for lo, mask in k.spans]))
+            else:
+                records = repeat(k.record())
+            out.update(zip(ws, map(new, repeat(Decoded), zip(ws, repeat(k.ins), records, repeat(k.handler)))))
+    finally:
+        if collecting:
+            gc.enable()
+    return out
 
 
 _CONFIG_FIELDS = fields("config")                  # name -> RegField, looked up on every m.cfg / m.tcfg
@@ -109,7 +193,7 @@ class Tensix:
         (golden.schedule.interleave; by default each thread runs until it finishes or blocks, thread 0
         first). ``step``/``stuck``: hooks for a race analysis (default: Tensix.step, none)."""
         actions = actions or {}
-        decoded = {t: [decode(w) for w in ws] for t, ws in programs.items()}
+        decoded = {t: decode_program(ws) for t, ws in programs.items()}
         for t in actions:
             decoded.setdefault(t, [])
         for t in decoded:

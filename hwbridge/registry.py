@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tensix_diff.assess import assess
 from tensix_diff.result import DEVICE_ERROR, Result
 
 BACKENDS = ("golden", "replay", "hw")
@@ -79,6 +78,7 @@ def run_cases(backend, cases: list) -> list:
 
 def judge_cases(reference, test, cases: list, names: tuple[str, str], **how) -> list:
     """judge_case over ``cases`` (each side through run_cases), in order."""
+    from tensix_diff.assess import assess      # late for start-up cost: a run against itself judges nothing
     expected, actual = run_cases(reference, cases), run_cases(test, cases)
     return [(assess(c, e, a, names, names[1], **how), e, a) for c, e, a in zip(cases, expected, actual)]
 
@@ -92,5 +92,6 @@ def judge_case(reference, test, case, names: tuple[str, str], **how):
     """Run a case on both backends and assess the pair (tensix_diff.assess: registry, expected refusals,
     observed effects; ``how``: assess's keyword options); returns (verdict, the reference's Result, the tested
     backend's Result)."""
+    from tensix_diff.assess import assess      # late for start-up cost, as in judge_cases
     expected, actual = run_case(reference, case), run_case(test, case)
     return assess(case, expected, actual, names, names[1], **how), expected, actual

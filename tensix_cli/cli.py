@@ -6,6 +6,7 @@ Exit status: 0 matched, 1 divergence, 2 bad input or usage, 3 device or simulato
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -110,6 +111,9 @@ def _input_errors() -> tuple[type, ...]:
 
 def main(argv: list[str] | None = None) -> int:
     args_in = sys.argv[1:] if argv is None else list(argv)
+    if argv is None:    # the process's command, before numpy loads: OpenBLAS would start a thread per core (about
+        # 50 CPU-ms at start here, docs/speed.md); golden calls no BLAS routine (its matrix products are integer)
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if args_in[:1] == ["--version"]:
         print(_version())
         return EXIT_OK
@@ -117,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     only = first if first in COMMAND_OF or first in ("asm", "disasm", "handlers") else None
     try:
         args = build_parser(only).parse_args(args_in)
+        if argv is None:        # the process's command: what it imported lives as long as it, so the collector
+            gc.freeze()         # stops walking those objects each time a big case's allocations wake it
         return args.func(args)
     except (UsageError, isa.IsaError) as e:
         print(f"tensix-diff: error: {e}", file=sys.stderr)

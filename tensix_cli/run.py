@@ -12,13 +12,9 @@ from collections import Counter
 from pathlib import Path
 
 from hwbridge.registry import BACKENDS, batch_size, judge_cases, run_case, run_cases
-from tensix_diff import three_way as tw
 from tensix_diff.case import Case, load_each
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
-from tensix_diff.effects import observed_effects
 from tensix_diff.result import DEVICE_ERROR, MISSING, OK, STALE, Result
-from tensix_diff.result_cache import RaceCache
-from tensix_diff.store import ENV_ROOT, Store
 
 from .backends import open_backend
 from .exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, BackendFailure
@@ -35,8 +31,8 @@ def add_parser(sub) -> None:
     p.add_argument("--against", default="golden", choices=BACKENDS,
                    help="reference backend (default: golden); the same as --backend only runs the cases")
     p.add_argument("--dump", metavar="OUT.json", help="write the observed state of the first case (contract dump)")
-    p.add_argument("--recordings", metavar="DIR", help=f"replay store directory (default: ${ENV_ROOT} or ./recordings"
-                   " of the repository)")
+    p.add_argument("--recordings", metavar="DIR",
+                   help="replay store directory (default: $TENSIX_DIFF_RECORDINGS or ./recordings of the repository)")
     p.add_argument("--device", metavar="NAME", help="replay: whose recordings, a device ('ttsim 1.10.0') or kind"
                    " ('ttsim'); default: silicon if recorded, else the newest ttsim")
     p.add_argument("--three-way", action="store_true",
@@ -99,6 +95,9 @@ def write_dump(path: str, state: dict) -> None:
 
 def run_three_way(cases, args) -> int:
     """``run --three-way``: exit 0 when every case with two or more answers agrees, 1 otherwise."""
+    # late for start-up cost: only --three-way needs these
+    from tensix_diff import three_way as tw
+    from tensix_diff.store import Store
     golden = open_backend("golden")
     store = Store(args.recordings)
     rows = [tw.three_way(case, run_case(golden, case), store) for case in cases]
@@ -146,7 +145,10 @@ def run(args) -> int:
     test = open_backend(args.backend, recordings=args.recordings, hw=hw_opts(args), device=args.device)
     ref = None if solo else open_backend(args.against, recordings=args.recordings, hw=hw_opts(args),
                                          device=args.device)
-    races = RaceCache()                             # a multi-thread case's schedules, tried once per golden revision
+    races = None                    # a multi-thread case's schedules, tried once per golden revision (judging only)
+    if not solo:
+        from tensix_diff.result_cache import RaceCache      # late for start-up cost: a solo run judges nothing
+        races = RaceCache()
     outcomes: Counter = Counter()
     whys: Counter = Counter()
     devices: Counter = Counter()
@@ -156,7 +158,7 @@ def run(args) -> int:
     dumped = args.dump is None
     progress = Progress("run", len(cases), quiet=args.quiet or len(cases) < 50)
     for case, verdict, expected, actual in _judged(cases, test, ref, (args.against, args.backend),
-                                                    race_of=races.check):
+                                                    **({} if races is None else {"race_of": races.check})):
         progress.step(note=", ".join(f"{n} {k}" for k, n in sorted(outcomes.items()) if k not in (MATCHED, "ran")))
         replayed = actual if args.backend == "replay" else expected if args.against == "replay" else None
         if replayed is not None and replayed.provenance.get("device") not in (None, "replay"):
@@ -180,6 +182,7 @@ def run(args) -> int:
             full = verdict.comparison is not None and verdict.outcome in (DIVERGED, KNOWN) and not args.quiet
             body = verdict.report(args.limit, unobserved=False).splitlines() if full else [verdict.message]
             if verdict.outcome == MATCHED and verdict.comparison is not None and args.effects:
+                from tensix_diff.effects import observed_effects    # late for start-up cost: --effects only
                 eff = observed_effects(case, actual.state if actual.state is not None else verdict.comparison.regions,
                                        expansions=False)
                 body[0] += f"; {eff.count} of {eff.total} instructions with an observed effect"
@@ -188,7 +191,8 @@ def run(args) -> int:
             for line in body[1:] + ([verdict.message] if verdict.outcome == KNOWN and full else []):
                 print(f"    {line}")
     progress.close()
-    races.save()
+    if races is not None:
+        races.save()
     for line in stale:
         print(line)
     pair = args.backend if solo else f"{args.backend} vs {args.against}"

@@ -4,39 +4,34 @@ no bit set outside the instruction's declared fields, golden/isa.yaml) over the 
 from __future__ import annotations
 
 import re
-from functools import cache
+from itertools import islice, takewhile
+from operator import methodcaller
 
 import numpy as np
 
-from golden import isa
+from golden.core import opcode_checks
 
 PREFIX = "    - .word 0x"
 _LINE = len(PREFIX) + 8
 _HEX = re.compile(r"[0-9a-f]*")
-
-
-@cache
-def _tables() -> tuple[np.ndarray, np.ndarray]:
-    """Per opcode byte: whether isa.yaml has it, and the bits of a word no declared field of it holds."""
-    known, stray = np.zeros(256, dtype=bool), np.zeros(256, dtype=np.uint32)
-    for op, ins in isa.by_opcode().items():
-        known[op], stray[op] = True, 0xFFFFFF & ~ins.payload_mask
-    return known, stray
+_RAW = methodcaller("startswith", PREFIX)
 
 
 def take(lines: list[str], i: int) -> tuple[list[int], int]:
     """The words of the raw-word lines from ``lines[i]`` on and the index of the line after them. The run ends
     at the first line of another form or whose word isa.decode refuses (the text path reads that line)."""
-    j = i
-    while lines[j].startswith(PREFIX):      # the list ends with "" (text.split of a final newline)
-        j += 1
-    run = lines[i:j]
-    if run and (max(map(len, run)) != _LINE or min(map(len, run)) != _LINE):
+    run = list(takewhile(_RAW, islice(lines, i, None)))
+    if set(map(len, run)) - {_LINE}:
         run = run[:next(k for k, line in enumerate(run) if len(line) != _LINE)]
-    digits = "".join([line[len(PREFIX):] for line in run])
+    joined = "".join(run)
+    if joined.isascii():        # a character a byte: the digits are columns 14..21 of a line-per-row array
+        digits = np.frombuffer(joined.encode(), dtype=np.uint8).reshape(len(run), _LINE)[:, len(PREFIX):].tobytes()
+        digits = digits.decode()
+    else:
+        digits = "".join([line[len(PREFIX):] for line in run])
     good = _HEX.match(digits).end() // 8 * 8
     words = np.frombuffer(bytes.fromhex(digits[:good]), dtype=">u4").astype(np.uint32)
-    known, stray = _tables()
+    known, stray = opcode_checks()
     op = words >> 24
     bad = ~known[op] | ((words & stray[op]) != 0)
     if bad.any():

@@ -2,8 +2,6 @@
 gives: the same words, and for a word the ISA refuses the same one-line error naming file and line."""
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from golden import isa
@@ -12,16 +10,7 @@ from tensix_diff.case import CaseError, parse_case
 from tensix_diff.case.fast import fast_case as _fast_case
 from tensix_diff.case.yaml_walker import walk_case as _walk_case
 
-
-def _valid_words(n: int, seed: int) -> list[int]:
-    """Random words every instruction of isa.yaml can hold: its opcode, random bits in its declared fields."""
-    rng = random.Random(seed)
-    table = list(isa.table().values())
-    out = []
-    for _ in range(n):
-        ins = rng.choice(table)
-        out.append(ins.opcode << 24 | (rng.getrandbits(24) & ins.payload_mask))
-    return out
+from isa_words import valid_words
 
 
 def _text(lines: list[str]) -> str:
@@ -36,11 +25,11 @@ def _outcome(text: str, parse) -> str:
 
 
 def test_the_words_of_these_tests_have_hex_letters():
-    assert all(any(c in "abcdef" for c in f"{w:08x}") for w in [_valid_words(60, 3)[i] for i in (0, 1, 57)])
+    assert all(any(c in "abcdef" for c in f"{w:08x}") for w in [valid_words(60, 3)[i] for i in (0, 1, 57)])
 
 
 def test_valid_words_read_as_the_assembler_reads_them():
-    words = _valid_words(3000, 1)
+    words = valid_words(3000, 1)
     text = _text([f".word {w:#010x}" for w in words])
     lines = text.split("\n")
     got, end = raw_words.take(lines, 3)
@@ -68,7 +57,7 @@ WALKER_READS = {"upper-case digits", "comment", "trailing space"}     # valid wo
 @pytest.mark.parametrize("what", BAD)
 @pytest.mark.parametrize("at", [0, 1, 57])
 def test_a_run_ends_before_a_line_it_cannot_read_and_the_text_path_reads_that_line(what, at):
-    words = _valid_words(60, 3)
+    words = valid_words(60, 3)
     lines = [f".word {w:#010x}" for w in words]
     lines[at] = BAD[what].format(w=words[at])
     text = _text(lines)
