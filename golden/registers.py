@@ -1,7 +1,7 @@
 """Named fields of Config and ThreadConfig registers (registers.yaml, Blackhole cfg_defines facts)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -19,13 +19,17 @@ class RegField:
     index: int   # ADDR32 index
     shift: int
     size: int
+    low_mask: int = field(init=False, repr=False, compare=False)   # (1 << size) - 1, kept: get() is hot
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "low_mask", (1 << self.size) - 1)
 
     @property
     def mask(self) -> int:
-        return ((1 << self.size) - 1) << self.shift
+        return self.low_mask << self.shift
 
     def get(self, word: int) -> int:
-        return (word >> self.shift) & ((1 << self.size) - 1)
+        return (word >> self.shift) & self.low_mask
 
     def put(self, word: int, value: int) -> int:
         return (word & ~self.mask) | ((value << self.shift) & self.mask)

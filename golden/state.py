@@ -145,12 +145,20 @@ SFPU_LREG_RESET = {8: 0x3F56594B, 9: 0x00000000, 10: 0x3F800000, 11: 0xBF800000,
                    12: 0x3B000000, 13: 0xBF2CC4C7, 14: 0xBEB08FF9}   # LReg[15] lane i holds 2*i
 
 
-def _sfpu_lregs() -> np.ndarray:
+def _sfpu_lreg_reset() -> np.ndarray:
     r = np.zeros((SFPU_LREGS, SFPU_LANES), dtype=np.uint32)
     for i, v in SFPU_LREG_RESET.items():
         r[i, :] = v
     r[15, :] = np.arange(SFPU_LANES, dtype=np.uint32) * 2
+    r.flags.writeable = False
     return r
+
+
+_LREG_RESET = _sfpu_lreg_reset()     # built once; each machine gets its own copy
+
+
+def _sfpu_lregs() -> np.ndarray:
+    return _LREG_RESET.copy()
 
 
 @dataclass

@@ -178,7 +178,7 @@ def _dst_adder(acc, w, top_p, wide: bool, exp8: bool, grouped: bool = False, zer
     else:                                        # units of 2**(top - 10)
         total = np.floor(w / pt + NARROW_HALF)
     if grouped:
-        total = total[0] + total[1]
+        total = np.add.reduce(total)             # the two groups' sums: one addition each
     if acc is not None:
         y = acc[0] / (pt if wide else pt * 2.0 ** 13)
         total = total + np.trunc(y + np.copysign(0.5 if wide else NARROW_HALF, y))
@@ -219,7 +219,7 @@ def dot16_factors(fa, xa, fb, xb, acc, wide: bool, exp8: bool, bias: int) -> np.
     y /= g[:, None]
     y += 0.5
     total = np.add.reduce(np.floor(y, out=y), axis=1)      # half-up in magnitude (NUDGE)
-    return _dst_adder(acc, total * (g * (g > 1.0)), np.maximum(g[0], g[1]), wide, exp8, grouped=True)
+    return _dst_adder(acc, total * (g * (g > 1.0)), np.maximum.reduce(g), wide, exp8, grouped=True)
 
 
 def mul_factors(fa, xa, fb, xb, acc, wide: bool, exp8: bool, bias: int) -> np.ndarray:

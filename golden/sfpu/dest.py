@@ -45,16 +45,16 @@ class SfpuDest:
         bits[p + LO_OFFSET, col] = value & 0xFFFF
         self.view.valid[p] = True
 
-    def cells(self, rows, cols, wide: bool) -> list[int] | None:
-        """Many cells at once (row and column arrays) as read32 / read16 read them; None when a row is not
-        valid (reading them one by one raises for the first such)."""
+    def cells(self, rows, cols, wide: bool) -> np.ndarray | None:
+        """Many cells at once (row and column arrays) as read32 / read16 read them, as an array; None when a
+        row is not valid (reading them one by one raises for the first such)."""
         v = self.view
         p = v.row32(rows) if wide else v.row16(rows)
         if not v.valid[p].all():
             return None
         if wide:
-            return ((v.bits[p, cols].astype(np.uint32) << 16) | v.bits[p + LO_OFFSET, cols]).tolist()
-        return v.bits[p, cols].tolist()
+            return (v.bits[p, cols].astype(np.uint32) << 16) | v.bits[p + LO_OFFSET, cols]
+        return v.bits[p, cols]
 
     def write_cells(self, rows, cols, values, wide: bool) -> None:
         """Write many distinct cells at once: Dst32b cells when ``wide``, else Dst16b (low 16 bits)."""

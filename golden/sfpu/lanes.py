@@ -7,6 +7,7 @@ ENABLE_DEST_INDEX set, results written to LReg[4..7] are corrupted (erratum TEN-
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable
 
 import numpy as np
@@ -31,6 +32,14 @@ _ALL_LANES = list(range(LANES))
 
 def lane_bools(mask: int) -> np.ndarray:
     return ((mask >> np.arange(LANES, dtype=np.uint64)) & 1).astype(bool)
+
+
+@lru_cache(maxsize=256)
+def lane_index(mask: int) -> np.ndarray:
+    """The enabled lanes of ``mask`` as a read-only index array (kept per mask: most masks repeat)."""
+    lanes = np.flatnonzero(lane_bools(mask))
+    lanes.flags.writeable = False
+    return lanes
 
 
 def u32(x: int) -> int:
@@ -136,7 +145,10 @@ def map_lanes(m, vd: int, fn: Callable[..., int], *srcs: int, mask: int | None =
         if v is None:
             v = done[args] = fn(*args) & MASK32
         out.append(v)
-    L[vd, lanes] = out
+    if mask == MASK32:
+        L[vd] = out
+    else:
+        L[vd, lanes] = out
 
 
 def set_flags(m, lanes_true: int, lanes_touched: int) -> None:

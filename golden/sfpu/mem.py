@@ -26,7 +26,7 @@ from ..fpu_formats import dst16_fp16_to_bits as fp16_from_dst
 from ..fpu_formats import dst32_to_fp32 as fp32_from_dst
 from ..fpu_formats import fp32_to_dst32 as fp32_to_dst
 from .dest import SfpuDest
-from .lanes import MASK32, lane_bools, lanes_of, sfpu_op
+from .lanes import MASK32, lane_index, lanes_of, sfpu_op
 
 FP16A, BF16, FP32, INT32, INT8, LO16, HI16, INT32_ALL, INT32_COMP, INT8_COMP, LO16_ONLY, HI16_ONLY = (
     1, 2, 3, 4, 5, 6, 7, 10, 12, 13, 14, 15)
@@ -56,10 +56,11 @@ def _dest_addr(m, t: int, imm: int, int32_all: bool) -> int:
     return ((imm & 0x3FF) + m.tcfg(t, "DEST_TARGET_REG_CFG_MATH_Offset") + moving) & 0x3FF
 
 
-def _fp16a_to_fp32(h: int) -> int:
-    """FP16 (plain IEEE field order) to FP32 by exponent rebias; no infinity/NaN/denormal handling."""
+def _fp16a_to_fp32(h: np.ndarray) -> np.ndarray:
+    """FP16 (plain IEEE field order, int64 lanes) to FP32 by exponent rebias; no infinity/NaN/denormal
+    handling."""
     e = (h >> 10) & 0x1F
-    return ((h & 0x8000) << 16) | ((e + 112 if e else 0) << 23) | ((h & 0x3FF) << 13)
+    return ((h & 0x8000) << 16) | (np.where(e != 0, e + 112, 0) << 23) | ((h & 0x3FF) << 13)
 
 
 def _fp32_to_fp16a(x: np.ndarray) -> np.ndarray:
@@ -74,7 +75,7 @@ def _flush_denormal(x: np.ndarray) -> np.ndarray:
     return np.where(x & 0x7F800000 == 0, x & 0x80000000, x)
 
 
-# SFPLOAD: mode -> (reads a 32-bit cell, conversion(cell value, old LReg lane) -> new lane value)
+# SFPLOAD: mode -> (reads a 32-bit cell, conversion(cell values, old LReg lanes; int64 arrays) -> new lanes)
 _LOAD = {
     FP16A: (False, lambda v, old: _fp16a_to_fp32(fp16_from_dst(v))),
     BF16: (False, lambda v, old: bf16_from_dst(v) << 16),
@@ -119,9 +120,8 @@ def _cells(m, t: int, f, table: dict):
     mode = _mode(m, t, f.instr_mod0, table)
     wide, conv = table[mode]
     addr = _dest_addr(m, t, f.dest_reg_addr, mode == INT32_ALL)
-    mask = MASK32 if mode == INT32_ALL else m.s.sfpu.lane_mask()
-    lanes = np.flatnonzero(lane_bools(mask))
-    return wide, conv, lanes, (addr & ~3) + lanes // 8, 2 * (lanes & 7) + ((addr >> 1) & 1)
+    lanes = lane_index(MASK32 if mode == INT32_ALL else m.s.sfpu.lane_mask())
+    return wide, conv, lanes, (addr & ~3) + (lanes >> 3), ((lanes & 7) << 1) + ((addr >> 1) & 1)
 
 
 @sfpu_op("SFPLOAD")
@@ -136,8 +136,7 @@ def sfpload(m, t, f):
         if cells is None:
             read = dst.read32 if wide else dst.read16
             cells = [read(row, col) for row, col in zip(rows.tolist(), cols.tolist())]
-        old = lreg.tolist()
-        lreg[lanes] = [conv(v, old[lane]) & MASK32 for lane, v in zip(lanes.tolist(), cells)]
+        lreg[lanes] = conv(np.asarray(cells, dtype=np.int64), lreg[lanes].astype(np.int64)) & MASK32
     apply_addr_mod(m, t, f.sfpu_addr_mode, update_fidelity=False)
 
 
@@ -174,9 +173,12 @@ def sfploadi(m, t, f):
     if vd >= 8:
         raise NotModelled(f"SFPLOADI to LReg[{vd}] (ttsim v1.10.0 refuses it)")
     lreg = m.s.sfpu.lreg[vd]
-    lanes = lanes_of(m.s.sfpu.lane_mask())
+    mask = m.s.sfpu.lane_mask()
     if f.instr_mod0 in (8, 10):           # keeps half of each lane's old value
+        lanes = lanes_of(mask)
         old = lreg.tolist()
         lreg[lanes] = [_loadi_value(f.instr_mod0, f.imm16, old[lane]) & MASK32 for lane in lanes]
-    elif lanes:
-        lreg[lanes] = _loadi_value(f.instr_mod0, f.imm16, 0) & MASK32
+    elif mask == MASK32:
+        lreg[:] = _loadi_value(f.instr_mod0, f.imm16, 0) & MASK32
+    elif mask:
+        lreg[lane_index(mask)] = _loadi_value(f.instr_mod0, f.imm16, 0) & MASK32
