@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from golden import core, isa
-from golden.ops import load_all
+from golden.handlers import load_all
 
 from isa_words import valid_words
 
