@@ -32,7 +32,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import pack_formats as pf
-from ..config_memo import ConfigMemo
+from ..memo import ConfigMemo
 from ..dest_view import DstView, config_word
 from ..errors import NotModelled, UndefinedBehaviour
 from ..handlers import semantics
@@ -192,11 +192,10 @@ def pacr(m, t, f) -> None:
 
     raw = np.zeros(n, dtype=np.uint32)
     if n and not f.zerowrite:
-        i = np.arange(n)
-        dst_rows = first + np.asarray(rows)[i // COLS]
+        dst_rows = first + np.asarray(rows)
         view = DstView(m, t)
         cells = view.read32_or(dst_rows) if read32 else view.read16_or(dst_rows)
-        raw = cells[i, i % COLS].astype(np.uint32)
+        raw = cells.reshape(-1)[:n].astype(np.uint32)      # datum i: row rows[i // 16], column i % 16
     word = config_word(m, t, _RELU[0].index)
     relu = (_RELU[0].get(word), _RELU[1].get(word))
     values = np.where(keep, pf.dst_to_l1(read32, in_fmt, out_fmt, raw, bool(unsigned), *relu), 0)

@@ -1,15 +1,22 @@
-"""What an instruction derives from its thread's Config words (checks, formats, strides), kept per distinct
-configuration so a kernel that issues it again with the same configuration skips the derivation.
+"""Memos: results golden derives again and again, kept so a repeated derivation (the same kernel re-run
+under another schedule by the race check, or issued again with the same configuration) is looked up.
 
-A derivation is a function of a key (the instruction's fields, say) and of the Config words it reads
-through ``cfg(name)`` (registers.yaml fields, as thread t sees them through CFG_STATE_ID). It is kept in a
-tree by the words it read, in the order it read them: a later call reads the same words one by one down the
-tree, so it reads exactly the words the derivation would read (a recorded run, tensix_diff.happens_before,
-sees the same accesses) and gets the same value, or a fresh copy of the same GoldenError.
+ConfigMemo: what an instruction derives from its thread's Config words (checks, formats, strides). A
+derivation is a function of a key (the instruction's fields, say) and of the Config words it reads through
+``cfg(name)`` (registers.yaml fields, as thread t sees them through CFG_STATE_ID). It is kept in a tree by
+the words it read, in the order it read them: a later call reads the same words one by one down the tree,
+so it reads exactly the words the derivation would read (a recorded run, tensix_diff.happens_before, sees
+the same accesses) and gets the same value, or a fresh copy of the same GoldenError.
+
+by_value: a pure function of numbers and numpy arrays (a unit's arithmetic on its operands), kept by the
+arrays' dtype, shape and bytes; its results are shared, so they are returned read-only.
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable
+
+import numpy as np
 
 from .errors import GoldenError
 from .registers import config_field, thread_config_field
@@ -96,3 +103,23 @@ class ConfigMemo:
             at, slot = node.next, value
         at[slot] = leaf
         return leaf
+
+
+def by_value(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    """``fn`` kept by its arguments' values (arrays by dtype, shape and bytes); results read-only."""
+    kept: dict = {}
+
+    @functools.wraps(fn)
+    def memo(*args):
+        key = tuple((a.dtype.str, a.shape, a.tobytes()) if a.__class__ is np.ndarray else (a.__class__, a)
+                    for a in args)
+        out = kept.get(key)
+        if out is None:
+            out = fn(*args)
+            out.flags.writeable = False
+            if len(kept) >= LIMIT:
+                kept.clear()
+            kept[key] = out
+        return out
+
+    return memo
