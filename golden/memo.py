@@ -9,7 +9,7 @@ so it reads exactly the words the derivation would read (a recorded run, tensix_
 the same accesses) and gets the same value, or a fresh copy of the same GoldenError.
 
 by_value: a pure function of numbers and numpy arrays (a unit's arithmetic on its operands), kept by the
-arrays' dtype, shape and bytes; its results are shared, so they are returned read-only.
+arrays' dtype, shape and bytes; its results are shared, so arrays among them are made read-only.
 """
 from __future__ import annotations
 
@@ -105,8 +105,9 @@ class ConfigMemo:
         return leaf
 
 
-def by_value(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
-    """``fn`` kept by its arguments' values (arrays by dtype, shape and bytes); results read-only."""
+def by_value(fn: Callable) -> Callable:
+    """``fn`` kept by its positional arguments' values (arrays by dtype, shape and bytes); the arrays it
+    returns (alone or in a tuple) are made read-only."""
     kept: dict = {}
 
     @functools.wraps(fn)
@@ -116,7 +117,9 @@ def by_value(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
         out = kept.get(key)
         if out is None:
             out = fn(*args)
-            out.flags.writeable = False
+            for a in out if out.__class__ is tuple else (out,):
+                if a.__class__ is np.ndarray:
+                    a.flags.writeable = False
             if len(kept) >= LIMIT:
                 kept.clear()
             kept[key] = out

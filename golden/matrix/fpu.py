@@ -255,17 +255,23 @@ def _matmul(m, t, f, name: str, n_rows: int, addr_mode: int) -> None:
     a_cells = s.a_bank.rows[s.a_row:s.a_row + 16]       # [k, col]
     b_cells = s.b_bank.rows[s.b_row:s.b_row + n_rows]   # [row, k]
     if s.style == ff.STYLE_INT8:
-        a, b = ff.src_split(a_cells.astype(np.int64)), ff.src_split(b_cells.astype(np.int64))
-        mask_a, mask_b = fm.int8_masks(s.phase)
-        va = np.where(a.exp != 0, fm.int8_value(a, mask_a), 0)
-        vb = np.where(b.exp != 0, fm.int8_value(b, mask_b), 0)
-        acc = ff.dst32_to_int(view.read32_or(s.dst_row, n_rows).astype(np.int64))
-        commit = _committer(view, s, s.dst_row, ff.int_to_dst32(fm.saturate(acc + vb @ va)))
+        raw = _int8_matmul(s.phase, a_cells, b_cells, view.read32_or(s.dst_row, n_rows))
+        commit = _committer(view, s, s.dst_row, raw)
     else:
         out = _fp_matmul(s.fmt_a, s.fmt_b, s.phase, s.style, s.dst32, a_cells, b_cells,
                          *_read_dst(view, s, s.dst_row, n_rows))
         commit = _fp_committer(view, s, s.dst_row, out)
     finish(m, t, addr_mode, f.clear_dvalid, commit)
+
+
+@by_value
+def _int8_matmul(phase: int, a_cells: np.ndarray, b_cells: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """MVMUL.md's INT8 arithmetic: Dst32b cells ``dst`` + b_cells @ a_cells, saturated, as raw Dst32b cells."""
+    a, b = ff.src_split(a_cells.astype(np.int64)), ff.src_split(b_cells.astype(np.int64))
+    mask_a, mask_b = fm.int8_masks(phase)
+    va = np.where(a.exp != 0, fm.int8_value(a, mask_a), 0)
+    vb = np.where(b.exp != 0, fm.int8_value(b, mask_b), 0)
+    return ff.int_to_dst32(fm.saturate(ff.dst32_to_int(dst.astype(np.int64)) + vb @ va))
 
 
 @by_value
@@ -324,15 +330,8 @@ def _elementwise(m, t, f, name: str) -> None:
     _check_five_bit_exponents(name, s, a_cells, b_cells)
     view = DstView(m, t)
     if s.style == ff.STYLE_INT8:
-        a, b = ff.src_split(a_cells.astype(np.int64)), ff.src_split(b_cells.astype(np.int64))
-        a_zero, b_zero = a.exp == 0, (b.exp == 0) & s.flush_b
-        mask_a, mask_b = fm.int8_masks(s.phase) if is_mul else (0x3FF, 0x3FF)
-        va = np.where(a_zero, 0, fm.int8_value(a, mask_a))
-        vb = np.where(b_zero, 0, fm.int8_value(b, mask_b))
-        value = va * vb if is_mul else va + vb
-        if accumulate:
-            value = fm.saturate(ff.dst32_to_int(view.read32_or(s.dst_row, 8).astype(np.int64)) + value)
-        commit = _committer(view, s, s.dst_row, ff.int_to_dst32(value))
+        dst = (view.read32_or(s.dst_row, 8),) if accumulate else ()
+        commit = _committer(view, s, s.dst_row, _int8_elementwise(is_mul, s.phase, s.flush_b, a_cells, b_cells, *dst))
     else:
         if not is_mul and not s.flush_b:
             exp_a, _ = ff.read_masks(s.fmt_a)
@@ -344,6 +343,21 @@ def _elementwise(m, t, f, name: str) -> None:
         out = _fp_elementwise(is_mul, s.fmt_a, s.fmt_b, s.phase, s.style, s.dst32, s.flush_b, a_cells, b_cells, *dst)
         commit = _fp_committer(view, s, s.dst_row, out)
     finish(m, t, f.addr_mode, f.clear_dvalid, commit)
+
+
+@by_value
+def _int8_elementwise(is_mul: bool, phase: int, flush_b: bool, a_cells: np.ndarray, b_cells: np.ndarray,
+                      *dst: np.ndarray) -> np.ndarray:
+    """ELWMUL.md / ELWADD.md's INT8 arithmetic, plus Dst32b cells ``dst`` when given, as raw Dst32b cells."""
+    a, b = ff.src_split(a_cells.astype(np.int64)), ff.src_split(b_cells.astype(np.int64))
+    a_zero, b_zero = a.exp == 0, (b.exp == 0) & flush_b
+    mask_a, mask_b = fm.int8_masks(phase) if is_mul else (0x3FF, 0x3FF)
+    va = np.where(a_zero, 0, fm.int8_value(a, mask_a))
+    vb = np.where(b_zero, 0, fm.int8_value(b, mask_b))
+    value = va * vb if is_mul else va + vb
+    if dst:
+        value = fm.saturate(ff.dst32_to_int(dst[0].astype(np.int64)) + value)
+    return ff.int_to_dst32(value)
 
 
 @by_value

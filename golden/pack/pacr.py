@@ -32,7 +32,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import pack_formats as pf
-from ..memo import ConfigMemo
+from ..memo import ConfigMemo, by_value
 from ..dest_view import DstView, config_word
 from ..errors import NotModelled, UndefinedBehaviour
 from ..handlers import semantics
@@ -121,6 +121,14 @@ def _edge_config(cfg, select: int) -> tuple[tuple[int, int], tuple[int, ...]]:
 
 _CONFIGURE, _INPUT_STRIDES, _EDGE_CONFIG = ConfigMemo(_configure), ConfigMemo(_input_strides), ConfigMemo(_edge_config)
 _RELU = (config_field("STACC_RELU_ApplyRelu"), config_field("STACC_RELU_ReluThreshold"))
+_DST_TO_L1 = by_value(pf.dst_to_l1)         # the conversions, kept by their operands (golden.memo)
+
+
+@by_value
+def _bfp_streams(values: np.ndarray, bits: int) -> tuple[bytes, bytes]:
+    """BF16 values -> the exponent and data streams' bytes of a block-float output (pf.bf16_to_bfp)."""
+    exps, datums = pf.bf16_to_bfp(values, bits)
+    return exps.astype("u1").tobytes(), pf.pack_bits(datums, bits)
 
 
 def _first_row(m, t: int, in_bits: int, offset: int) -> int:
@@ -198,16 +206,16 @@ def pacr(m, t, f) -> None:
         raw = cells.reshape(-1)[:n].astype(np.uint32)      # datum i: row rows[i // 16], column i % 16
     word = config_word(m, t, _RELU[0].index)
     relu = (_RELU[0].get(word), _RELU[1].get(word))
-    values = np.where(keep, pf.dst_to_l1(read32, in_fmt, out_fmt, raw, bool(unsigned), *relu), 0)
+    values = np.where(keep, _DST_TO_L1(read32, in_fmt, out_fmt, raw, bool(unsigned), *relu), 0)
 
     if addrs is not None:
         p.data_addr = addrs.data
         p.exp_addr = addrs.exponent if addrs.exponent is not None else addrs.data
     bfp = out_fmt in pf.BFP_BITS
     if bfp:
-        exps, datums = pf.bf16_to_bfp(values, out_bits)
-        m.s.l1.write(p.exp_addr, exps.astype("u1").tobytes())
-        m.s.l1.write(p.data_addr, pf.pack_bits(datums, out_bits))
+        exps, datums = _bfp_streams(values, out_bits)
+        m.s.l1.write(p.exp_addr, exps)
+        m.s.l1.write(p.data_addr, datums)
     else:
         dtype = {32: "<u4", 16: "<u2", 8: "u1"}[out_bits]
         if l1_acc:

@@ -34,6 +34,7 @@ from ..dest_view import DstView, config_word
 from ..errors import Blocked
 from ..errors import NotModelled, UndefinedBehaviour
 from ..handlers import semantics
+from ..memo import by_value
 from ..matrix.srcs import give_to_matrix, src_files
 from ..registers import config_field, thread_config_field
 from ..state import ADC_Y_MASK, ADC_ZW_MASK, COLS, DST_MASK, SRC_MASK, SRC_ROWS, UNPACKERS
@@ -47,6 +48,8 @@ _CONTEXT_OFFSET = (thread_config_field("UNPACK_MISC_CFG_CfgContextOffset_0"),
                    thread_config_field("UNPACK_MISC_CFG_CfgContextOffset_1"))
 _UNSIGNED = ("ALU_FORMAT_SPEC_REG0_SrcAUnsigned", "ALU_FORMAT_SPEC_REG0_SrcBUnsigned")
 _UNITS = ("unpack0", "unpack1")
+# the conversions, kept by their operands (golden.memo)
+_L1_TO_DST, _L1_TO_SRC, _BFP_TO_SRC = by_value(pf.l1_to_dst), by_value(pf.l1_to_src), by_value(pf.bfp_to_src)
 
 
 def _cfg(m, t: int, name: str) -> int:
@@ -291,7 +294,7 @@ def unpacr(m, t, f) -> None:
     out = _output_position(m, t, which, multi, ctx, to_dst, out_fmt)
     pos = out + np.arange(count, dtype=np.int64)
     if to_dst:
-        values = pf.l1_to_dst(in_fmt, out_fmt, raw.astype(np.uint32), unsigned)
+        values = _L1_TO_DST(in_fmt, out_fmt, raw.astype(np.uint32), unsigned)
         if f.zerowrite2:
             values = np.zeros_like(values)
         _write_dst(m, t, pos, values, pf.unpack_to_dst_is32(out_fmt))
@@ -299,9 +302,9 @@ def unpacr(m, t, f) -> None:
         if which == 0:
             _check_srca_burst(m, t, out, count, in_bits)
         if exps is not None:
-            cells = pf.bfp_to_src(raw, exps, in_bits)
+            cells = _BFP_TO_SRC(raw, exps, in_bits)
         else:
-            cells = pf.l1_to_src(in_fmt, out_fmt, raw.astype(np.uint32), unsigned)
+            cells = _L1_TO_SRC(in_fmt, out_fmt, raw.astype(np.uint32), unsigned)
         if f.zerowrite2:
             cells = np.zeros_like(cells)
         keep, rows, cols = _src_targets(m, t, which, pos, transpose)
