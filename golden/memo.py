@@ -23,6 +23,7 @@ from .registers import config_field, thread_config_field
 
 _STATE_ID = thread_config_field("CFG_STATE_ID_StateID")
 _MISS = object()
+_ARRAY = np.ndarray
 LIMIT = 4096          # derivations kept per memo; the tree starts afresh beyond it
 
 
@@ -112,13 +113,13 @@ def by_value(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def memo(*args):
-        key = tuple((a.dtype.str, a.shape, a.tobytes()) if a.__class__ is np.ndarray else (a.__class__, a)
-                    for a in args)
+        key = tuple([(a.tobytes(), a.shape, a.dtype.char) if a.__class__ is _ARRAY else (a, a.__class__)
+                     for a in args])
         out = kept.get(key)
         if out is None:
             out = fn(*args)
             for a in out if out.__class__ is tuple else (out,):
-                if a.__class__ is np.ndarray:
+                if a.__class__ is _ARRAY:
                     a.flags.writeable = False
             if len(kept) >= LIMIT:
                 kept.clear()

@@ -121,7 +121,14 @@ def _edge_config(cfg, select: int) -> tuple[tuple[int, int], tuple[int, ...]]:
 
 _CONFIGURE, _INPUT_STRIDES, _EDGE_CONFIG = ConfigMemo(_configure), ConfigMemo(_input_strides), ConfigMemo(_edge_config)
 _RELU = (config_field("STACC_RELU_ApplyRelu"), config_field("STACC_RELU_ReluThreshold"))
-_DST_TO_L1 = by_value(pf.dst_to_l1)         # the conversions, kept by their operands (golden.memo)
+_ACCUMULATE = by_value(pack_l1_acc.accumulate)
+
+
+@by_value
+def _l1_datums(read32: int, in_fmt: int, out_fmt: int, unsigned: bool, relu_mode: int, relu_threshold: int,
+               keep: np.ndarray, raw: np.ndarray) -> np.ndarray:
+    """Dst cells -> L1 datums of Out_data_format (golden.pack_formats); a masked datum is a raw zero."""
+    return np.where(keep, pf.dst_to_l1(read32, in_fmt, out_fmt, raw, unsigned, relu_mode, relu_threshold), 0)
 
 
 @by_value
@@ -206,7 +213,7 @@ def pacr(m, t, f) -> None:
         raw = cells.reshape(-1)[:n].astype(np.uint32)      # datum i: row rows[i // 16], column i % 16
     word = config_word(m, t, _RELU[0].index)
     relu = (_RELU[0].get(word), _RELU[1].get(word))
-    values = np.where(keep, _DST_TO_L1(read32, in_fmt, out_fmt, raw, bool(unsigned), *relu), 0)
+    values = _l1_datums(read32, in_fmt, out_fmt, bool(unsigned), *relu, keep, raw)
 
     if addrs is not None:
         p.data_addr = addrs.data
@@ -220,7 +227,7 @@ def pacr(m, t, f) -> None:
         dtype = {32: "<u4", 16: "<u2", 8: "u1"}[out_bits]
         if l1_acc:
             old = np.frombuffer(m.s.l1.read(p.data_addr, n * out_bits // 8), dtype=dtype)
-            values = pack_l1_acc.accumulate(out_fmt, old, values)
+            values = _ACCUMULATE(out_fmt, old, values)
         m.s.l1.write(p.data_addr, values.astype(dtype).tobytes())
     p.data_addr += n * out_bits // 8
     p.exp_addr += n // 16
