@@ -241,7 +241,7 @@ def _committer(view: DstView, s: Setup, first: int, raw: np.ndarray):
 
 def _check_five_bit_exponents(name: str, s: Setup, *cells: np.ndarray) -> None:
     """FP16-family and INT8 operands must leave the top three exponent bits clear (ttsim refuses)."""
-    if s.style in (ff.STYLE_FP16, ff.STYLE_INT8) and any((c & 0xE0).any() for c in cells):
+    if s.style in (ff.STYLE_FP16, ff.STYLE_INT8) and any(np.bitwise_or.reduce(c, axis=None) & 0xE0 for c in cells):
         raise NotModelled(f"{name}: a 5-bit-exponent Src datum has its high 3 exponent bits set: ttsim refuses")
 
 

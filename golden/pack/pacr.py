@@ -207,9 +207,12 @@ def pacr(m, t, f) -> None:
 
     raw = np.zeros(n, dtype=np.uint32)
     if n and not f.zerowrite:
-        dst_rows = first + np.asarray(rows)
         view = DstView(m, t)
-        cells = view.read32_or(dst_rows) if read32 else view.read16_or(dst_rows)
+        read = view.read32_or if read32 else view.read16_or
+        if rows == ROW_OFFSETS[0][:len(rows)]:
+            cells = read(first, len(rows))          # consecutive rows: one block
+        else:
+            cells = read(first + np.asarray(rows))
         raw = cells.reshape(-1)[:n].astype(np.uint32)      # datum i: row rows[i // 16], column i % 16
     word = config_word(m, t, _RELU[0].index)
     relu = (_RELU[0].get(word), _RELU[1].get(word))

@@ -137,28 +137,39 @@ def _check_srca_burst(m, t: int, out: int, count: int, in_bits: int) -> None:
                           f"bursts of {burst} rows may drop writes on silicon (ttsim refuses)")
 
 
-def _src_targets(m, t: int, which: int, pos: np.ndarray, transpose: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(keep mask, Src row, column) for output positions ``pos``; ``transpose`` (Haloize_mode, unpacker 0)
-    swaps the low four row bits with the column, transposing each 16x16 block of SrcA."""
+def _src_targets(m, t: int, which: int, out: int, count: int, transpose: bool
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(keep mask, Src row, column of each kept datum) for ``count`` datums from output position ``out``;
+    ``transpose`` (Haloize_mode, unpacker 0) swaps the low four row bits with the column, transposing each
+    16x16 block of SrcA."""
     src = src_files(m)[which]
+    ovrd = which == 0 and bool(_tcfg(m, t, _OVRD_WITH_ADDR))
+    return _targets(which, src.unpacker_row[t], ovrd, transpose, out, count)
+
+
+@by_value
+def _targets(which: int, cursor: int, ovrd: bool, transpose: bool, out: int, count: int
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """_src_targets from the unpacker's row cursor and SRCA_SET_SetOvrdWithAddr: (kept datums, rows, columns)."""
+    pos = out + np.arange(count, dtype=np.int64)
     r, c = pos // COLS, pos % COLS
     if which == 1:
         if (r >= SRC_ROWS).any():
             raise UndefinedBehaviour(f"UNPACR to SrcB row {int(r.max())} (past row 63; ttsim: undefined)")
-        return np.ones(len(pos), dtype=bool), (r + src.unpacker_row[t]) & SRC_MASK, c
+        return np.ones(len(pos), dtype=bool), (r + cursor) & SRC_MASK, c
     keep = r >= SKIPPED_SRCA_ROWS
     r = r - SKIPPED_SRCA_ROWS
-    if _tcfg(m, t, _OVRD_WITH_ADDR):
+    if ovrd:
         r = r & SRC_MASK
     else:
         if (r[keep] >= 16).any():
             raise UndefinedBehaviour("UNPACR to SrcA row >= 16 relative to the row cursor without SetOvrdWithAddr")
-        r = r + src.unpacker_row[t]
+        r = r + cursor
         if (r[keep] >= SRC_ROWS).any():
             raise UndefinedBehaviour("UNPACR to SrcA past row 63 (row cursor + row)")
     if transpose:
         r, c = (r & ~15) | c, r & 15
-    return keep, r, c
+    return keep, r[keep], c[keep]
 
 
 def _write_dst(m, t: int, pos: np.ndarray, values: np.ndarray, is32: bool) -> None:
@@ -307,8 +318,8 @@ def unpacr(m, t, f) -> None:
             cells = _L1_TO_SRC(in_fmt, out_fmt, raw.astype(np.uint32), unsigned)
         if f.zerowrite2:
             cells = np.zeros_like(cells)
-        keep, rows, cols = _src_targets(m, t, which, pos, transpose)
-        src.banks[src.unpacker_bank].rows[rows[keep], cols[keep]] = cells[keep]
+        keep, rows, cols = _src_targets(m, t, which, out, count, transpose)
+        src.banks[src.unpacker_bank].rows[rows, cols] = cells[keep]
 
     _advance(m, t, which, f.addrmode)
     if f.setdatvalid:
