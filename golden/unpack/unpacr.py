@@ -303,8 +303,8 @@ def unpacr(m, t, f) -> None:
     unsigned = bool(_cfg(m, t, _UNSIGNED[which]))
 
     out = _output_position(m, t, which, multi, ctx, to_dst, out_fmt)
-    pos = out + np.arange(count, dtype=np.int64)
     if to_dst:
+        pos = out + np.arange(count, dtype=np.int64)
         values = _L1_TO_DST(in_fmt, out_fmt, raw.astype(np.uint32), unsigned)
         if f.zerowrite2:
             values = np.zeros_like(values)
