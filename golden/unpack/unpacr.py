@@ -34,7 +34,7 @@ from ..dest_view import DstView, config_word
 from ..errors import Blocked
 from ..errors import NotModelled, UndefinedBehaviour
 from ..handlers import semantics
-from ..memo import by_value
+from ..memo import ConfigMemo, by_value
 from ..matrix.srcs import give_to_matrix, src_files
 from ..registers import config_field, thread_config_field
 from ..state import ADC_Y_MASK, ADC_ZW_MASK, COLS, DST_MASK, SRC_MASK, SRC_ROWS, UNPACKERS
@@ -76,15 +76,16 @@ def _descriptor(m, t: int, which: int) -> tuple[int, int]:
     return config_word(m, t, index), config_word(m, t, index + 1)
 
 
-def _refuse_modes(m, t: int, which: int, ctx: int, to_dst: bool) -> None:
+def _refused_modes(cfg, which: int, ctx: int) -> None:
+    """Unpacker modes golden does not model: upsampling, a column shift, an L1 FIFO (NotModelled)."""
     sec = f"THCON_SEC{which}_REG2_"
     for name in ("Upsample_rate", "Upsample_and_interleave"):
-        if _cfg(m, t, sec + name):
+        if cfg(sec + name):
             raise NotModelled(f"UNPACR with {sec}{name} set (not modelled)")
-    if which == 0 and not _cfg(m, t, sec + "Tileize_mode") and _cfg(m, t, f"{sec}Shift_amount_cntx{ctx}"):
+    if which == 0 and not cfg(sec + "Tileize_mode") and cfg(f"{sec}Shift_amount_cntx{ctx}"):
         raise NotModelled("UNPACR with a column shift (Shift_amount) (not modelled)")
     for name in (f"{sec}Unpack_fifo_size", f"THCON_SEC{which}_REG10_Unpack_fifo_size"):
-        if _cfg(m, t, name):
+        if cfg(name):
             raise NotModelled(f"UNPACR with {name} nonzero: L1 FIFO wrap not modelled (ttsim ignores it)")
 
 
@@ -98,14 +99,22 @@ def _input_address(m, t: int, which: int, ctx: int) -> int:
     return ((base + (off & 0xFFFF) + 1) * 16) & 0xFFFFFFFF
 
 
+def _output_strides(cfg, which: int) -> tuple[int, int, int, int]:
+    """UNP{which}_ADDR_BASE_REG_1_Base and the Y, Z, W strides of UNP{which}_ADDR_CTRL_*_REG_1."""
+    unp = f"UNP{which}_"
+    return (cfg(unp + "ADDR_BASE_REG_1_Base"), cfg(unp + "ADDR_CTRL_XY_REG_1_Ystride"),
+            cfg(unp + "ADDR_CTRL_ZW_REG_1_Zstride"), cfg(unp + "ADDR_CTRL_ZW_REG_1_Wstride"))
+
+
+_REFUSED_MODES, _OUTPUT_STRIDES = ConfigMemo(_refused_modes), ConfigMemo(_output_strides)
+
+
 def _output_position(m, t: int, which: int, multi: bool, ctx: int, to_dst: bool, out_fmt: int) -> int:
     """Datum index of the first output position: Channel 1 Y/Z/W times the REG_1 strides (bytes) over the
     output datum size, then (unpacker 0, MultiContextMode) the context's Dest address added or substituted."""
-    unp = f"UNP{which}_"
     ch1 = m.s.adc[t][_UNITS[which]][1]
-    out = (_cfg(m, t, unp + "ADDR_BASE_REG_1_Base") + ch1.y * _cfg(m, t, unp + "ADDR_CTRL_XY_REG_1_Ystride")
-           + ch1.z * _cfg(m, t, unp + "ADDR_CTRL_ZW_REG_1_Zstride")
-           + ch1.w * _cfg(m, t, unp + "ADDR_CTRL_ZW_REG_1_Wstride"))
+    base, ystride, zstride, wstride = _OUTPUT_STRIDES(m, t, (which,))
+    out = base + ch1.y * ystride + ch1.z * zstride + ch1.w * wstride
     size = max(pf.element_bits(out_fmt) // 8, 1)    # sub-byte (BFP4/BFP2) outputs need no alignment
     if out % size:
         raise UndefinedBehaviour(f"UNPACR output byte offset {out} is not a multiple of the {size}-byte datum")
@@ -268,7 +277,7 @@ def unpacr(m, t, f) -> None:
     in_bits = pf.element_bits(in_fmt)
     to_dst = which == 0 and bool(_cfg(m, t, f"{sec}REG2_Unpack_if_sel_cntx{ctx}" if multi
                                        else sec + "REG2_Unpack_If_Sel"))
-    _refuse_modes(m, t, which, ctx, to_dst)
+    _REFUSED_MODES(m, t, (which, ctx))
 
     x_dim = _cfg(m, t, f"THCON_SEC0_REG5_Tile_x_dim_cntx{ctx}") if multi and which == 0 else w0 >> 16
     y_dim, z_dim = w1 & 0xFF, (w1 >> 16 & 0xFF) or 1
