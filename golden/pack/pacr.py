@@ -32,10 +32,10 @@ from functools import lru_cache
 import numpy as np
 
 from .. import pack_formats as pf
-from ..memo import ConfigMemo, by_value
 from ..dest_view import DstView, config_word
 from ..errors import NotModelled, UndefinedBehaviour
 from ..handlers import semantics
+from ..memo import ConfigMemo, by_value
 from ..registers import config_field
 from ..state import COLS, DEST_ROWS
 from . import l1_acc as pack_l1_acc

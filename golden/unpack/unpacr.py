@@ -34,8 +34,8 @@ from ..dest_view import DstView, config_word
 from ..errors import Blocked
 from ..errors import NotModelled, UndefinedBehaviour
 from ..handlers import semantics
-from ..memo import ConfigMemo, by_value
 from ..matrix.srcs import give_to_matrix, src_files
+from ..memo import ConfigMemo, by_value
 from ..registers import config_field, thread_config_field
 from ..state import ADC_Y_MASK, ADC_ZW_MASK, COLS, DST_MASK, SRC_MASK, SRC_ROWS, UNPACKERS
 
