@@ -57,8 +57,9 @@ def _dest_cells(dest: list[tuple[int, list[int]]]) -> np.ndarray | None:
 
 
 def observe(s: TensixState, case: Case) -> dict:
-    """The contract's state dump of everything the case observes."""
-    return {"dest": s.dest.bits.tolist(), "dest_valid": s.dest.valid.tolist(), **observe_counters(s, case)}
+    """The contract's state dump of everything the case observes (Dest and its valid bits as copied arrays:
+    result.dump_form lists them)."""
+    return {"dest": s.dest.bits.copy(), "dest_valid": s.dest.valid.copy(), **observe_counters(s, case)}
 
 
 def observe_counters(s: TensixState, case: Case) -> dict:
