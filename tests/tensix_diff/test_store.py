@@ -9,12 +9,13 @@ import multiprocessing
 import os
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from golden import isa
-from tensix_diff.result import Result, same_value
+from tensix_diff.result import Result, dump_form, same_value
 from hwbridge.golden_backend import GoldenBackend
 from hwbridge.replay import ReplayBackend
 from tensix_cli import store as store_cmd
@@ -60,6 +61,23 @@ def test_round_trip_is_small_and_rebases_dest_on_the_initial_dest(tmp_path):
     assert got.provenance["device"] == "ttsim 1.10.0" and set(got.provenance["observable"]) == set(res.state)
     assert not [f for f in tmp_path.rglob("*.tmp")]
     assert store.record(case, res, "all") == p and len(_lines(store)) == 2      # the same recording: stored once
+
+
+def test_dest_is_stored_alike_from_arrays_and_lists_and_read_back_as_arrays(tmp_path):
+    case = make_case()
+    res = device_result(case)
+    res.state["dest"][100] = [7] * 16
+    res.state["dest_valid"][:512] = False
+    listed = Result("ok", dump_form(res.state), provenance=res.provenance)
+    stored = []
+    for r, d in ((res, "arrays"), (listed, "lists")):
+        Store(tmp_path / d).record(case, r, "all")
+        stored += [json.loads(x.split("\t")[4])["state"] for x in _lines(Store(tmp_path / d)) if x.startswith("R\t")]
+    assert stored[0] == stored[1] and stored[0]["dest_valid"] == "00" * 64 + "ff" * 64
+    got = Store(tmp_path / "lists").lookup(case).recording.state
+    assert got["dest"].dtype == np.uint16 and got["dest"].shape == (1024, 16) and got["dest"].flags.writeable
+    assert got["dest_valid"].dtype == bool and got["dest_valid"].shape == (1024,)
+    assert dump_form(got) == listed.state
 
 
 def test_partial_observation_round_trips(tmp_path):
