@@ -141,6 +141,7 @@ def _dest_array(value: Any) -> np.ndarray:
 
 
 def _valid_array(value: Any) -> np.ndarray:
+    """Dest's valid bits as a bool (rows,) array: an array of that form as it is, a list checked."""
     if isinstance(value, np.ndarray) and value.dtype == np.bool_ and value.shape == (DEST_ROWS,):
         return value
     if isinstance(value, np.ndarray):
