@@ -19,29 +19,75 @@ mutex first conflicts through what the sections do.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from golden.analysis import traced_state
+from golden.analysis.traced_state import value
 from golden.errors import Blocked, GoldenError
 
-from .access_view import ALL, StateView, snapshot
-
+ALL = None                                   # a detail covering the whole part
 _ABSENT = frozenset()                        # no access
 _NO_ORDER = frozenset({("mutex",)})          # parts whose release orders nothing
 _SYNC = frozenset({"semaphores", "srca", "srcb"})   # (SrcA / SrcB: their ownership and pointers, not rows)
-
-
-def _union(a, b):
-    if a is ALL or b is ALL:
-        return ALL
-    return a | b
 
 
 def _overlap(a, b) -> bool:
     if a is _ABSENT or b is _ABSENT:
         return False
     return a is ALL or b is ALL or not a.isdisjoint(b)
+
+
+OWN = frozenset({"rwc", "adc", "gpr", "thread_config", "frontend", "wait_gate"})   # per-thread parts
+_INDEXED = OWN - {"wait_gate"} | {"semaphores"}
+_GATE = object()                             # the stepping thread's Wait Gate
+
+
+def _owners(s) -> dict:
+    """id(instrumented container) -> how its cells map to parts: a part (the container lies in it), a name
+    (entry i is the part (name, i)), a Config state's number (its words), or a dict (field -> part, None:
+    structure only). Parts: Dest (rows), Config words, L1 pages, SrcA / SrcB rows by bank apart from their
+    ownership and pointers, semaphores one by one, each thread's own parts, the rest whole."""
+    out: dict = {}
+
+    def under(x, part):
+        if isinstance(x, dict):
+            for v in x.values():
+                under(v, part)
+            return
+        if not isinstance(x, (list, np.ndarray)) and not dataclasses.is_dataclass(x):
+            return
+        out[id(x)] = part
+        for v in (x if isinstance(x, list) else vars(x).values() if dataclasses.is_dataclass(x) else ()):
+            under(v, part)
+    top: dict = {}
+    for f in dataclasses.fields(s):
+        name, x = f.name, getattr(s, f.name)
+        if name in _INDEXED:
+            out[id(x)] = name
+            for i, v in enumerate(x):
+                under(v, (name, i))
+        elif name == "config":
+            out.update((id(words), i) for i, words in enumerate(x))
+        elif name in ("srca", "srcb"):
+            out[id(x)] = dict.fromkeys(vars(x), (name,)) | {"banks": None}
+            out[id(x.unpacker_row)] = (name,)
+            for i, bank in enumerate(x.banks):
+                out[id(bank)] = dict.fromkeys(vars(bank), (name,)) | {"rows": (name, "rows", i)}
+                out[id(bank.rows)] = (name, "rows", i)
+        elif name == "wait_gate":
+            top[name] = _GATE
+        elif name != "l1":
+            top[name] = (name,)
+            under(x, (name,))
+    out[id(s)] = top
+    return out
+
+
+def _pages(l1, addr: int, n: int) -> range:
+    return range(addr // l1.PAGE, (addr + max(n, 1) - 1) // l1.PAGE + 1)
 
 
 @dataclass(slots=True)
@@ -71,75 +117,108 @@ class Candidate:
 
 
 class Recorder:
-    """Wraps golden's Tensix.step while a run is recorded (``m.s`` is tensix_diff.access_view.StateView meanwhile)."""
+    """Records golden's Tensix.step (golden.analysis.traced_state, the tracer provenance uses): each cell a step
+    takes or changes is coarsened to its part (``_owners``)."""
 
     def __init__(self):
         self.steps: list[Step] = []
         self.count = [0] * 4
         self._reads: dict = {}
         self._writes: dict = {}
-        self._snap: dict = {}
+        self._old: dict = {}          # cell -> (container, key, value before the step)
+        self._touched: dict = {}      # id(array) -> (array, copy before the step)
         self._thread = -1
         self._section: dict[int, int] = {}
         self._waited: dict[int, tuple[set, int]] = {}
 
     def attach(self, m) -> None:
-        """Record the run of machine ``m`` (before it starts)."""
-        self.m, self.state = m, m.s
-        self.view = StateView(m.s, self)
+        """Record the run of machine ``m`` (before it starts; its state is instrumented in place)."""
+        self.m, self.state = m, traced_state.instrument(m.s)
+        self._owner = _owners(m.s)
 
-    # --- accesses during one step ---
-    def read(self, key: tuple, detail) -> None:
-        d = ALL if detail is ALL else frozenset(detail)
-        old = self._reads.get(key, frozenset())
-        self._reads[key] = _union(old, d)
+    # --- the tracer's reports during one step (golden.analysis.traced_state) ---
+    def _take(self, part: tuple) -> None:
+        """A part handed to a handler: read whole (and written whole: a thread's own part)."""
+        if part[0] in OWN and len(part) == 2 and part[1] == self._thread:
+            self._writes[part] = ALL
+        self._reads[part] = ALL
 
-    def write(self, key: tuple, changed, touched) -> None:
-        """A write of ``touched``; the parts of it in ``changed`` took a new value (the rest read)."""
-        if changed is not ALL and not changed:
-            self.read(key, touched)
-            return
-        d = ALL if changed is ALL else frozenset(changed)
-        self._writes[key] = _union(self._writes.get(key, frozenset()), d)
+    def _part(self, o, key):
+        if o.__class__ is tuple:
+            return o
+        if o.__class__ is str:
+            return (o, key)
+        part = o.get(key)
+        return ("wait_gate", self._thread) if part is _GATE else part
 
-    def take(self, key: tuple, obj):
-        """A part handed to a handler by reference: read now, written if its value changes by the end."""
-        if key not in self._snap:
-            if key == ("dest",):
-                self._snap[key] = (obj, obj.bits.tobytes(), obj.valid.tobytes())
-            else:
-                self._snap[key] = (obj, snapshot(key, obj), None)
-        return obj
+    def read(self, obj, key) -> None:
+        o = self._owner.get(id(obj))
+        if o.__class__ is int:                    # a Config word
+            self._add(self._reads, ("config", o), (key,))
+        elif o is not None:
+            part = self._part(o, key)
+            if part is not None:
+                self._take(part)
+
+    def will_write(self, obj, key, before) -> None:
+        cell = (id(obj), key)
+        if cell not in self._old:
+            self._old[cell] = (obj, key, before)
+        o = self._owner.get(id(obj))
+        if o is not None and o.__class__ is not int:
+            part = self._part(o, key)
+            if part is not None:
+                self._take(part)
+
+    def touch(self, arr) -> None:
+        if id(arr) not in self._touched:
+            self._touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
+
+    def read_array(self, arr, i) -> None:
+        self.touch(arr)
+        self._take(self._owner[id(arr)])
+
+    def read_l1(self, l1, addr: int, n: int) -> None:
+        self._add(self._reads, ("l1",), _pages(l1, addr, n))
+
+    def wrote_l1(self, l1, addr: int, n: int, changed, before, after) -> None:
+        """A write of the value already there reads it."""
+        self._add(self._writes if changed.size else self._reads, ("l1",), _pages(l1, addr, n))
+
+    @staticmethod
+    def _add(to: dict, part: tuple, detail) -> None:
+        old = to.get(part, _ABSENT)
+        if old is not ALL:
+            to[part] = old | frozenset(detail)
 
     def _finish(self) -> tuple[dict, dict]:
+        """The step's reads and writes (part -> detail); a Config word written with its own value is read."""
         reads, writes = self._reads, self._writes
-        if not self._snap:
-            self._reads, self._writes = {}, {}
-            return reads, writes
-        for key, (obj, before, valid) in self._snap.items():
-            if key == ("dest",):
-                reads[key] = ALL
-                if obj.bits.tobytes() != before or obj.valid.tobytes() != valid:
-                    rows = np.flatnonzero((obj.bits.view(np.uint64) != np.frombuffer(before, np.uint64).reshape(-1, 4))
-                                          .any(axis=1) | (obj.valid != np.frombuffer(valid, bool)))
-                    writes[key] = _union(writes.get(key, frozenset()), frozenset(rows.tolist()))
-            else:
-                reads[key] = ALL
-                if snapshot(key, self._current(key)) != before:
-                    writes[key] = ALL
-        self._reads, self._writes, self._snap = {}, {}, {}
+        for obj, key, before in self._old.values():
+            now = value(obj, key)
+            changed = not (now is before or now == before)
+            o = self._owner.get(id(obj))
+            if o.__class__ is int:
+                self._add(writes if changed else reads, ("config", o), (key,))
+            elif changed and o is not None:
+                part = self._part(o, key)
+                if part is not None:
+                    writes[part] = ALL
+        for arr, before in self._touched.values():
+            part, diff = self._owner[id(arr)], arr.view(np.ndarray) != before
+            if part == ("dest",):             # Dest by row: its bits or its valid bit
+                rows = np.flatnonzero(diff.any(axis=1) if diff.ndim == 2 else diff)
+                if rows.size:
+                    self._add(writes, part, rows.tolist())
+            elif diff.any():
+                writes[part] = ALL
+        self._reads, self._writes, self._old, self._touched = {}, {}, {}, {}
         return reads, writes
-
-    def _current(self, key: tuple):
-        obj = getattr(self.state, key[0])
-        if len(key) == 3:
-            return obj.banks[key[2]].rows
-        return obj[key[1]] if len(key) > 1 else obj
 
     def step(self, t: int, d, index: int) -> None:
         m = self.m
         self._thread = t
-        m.s = self.view
+        traced_state.ACTIVE = self
         try:
             m.step(t, d, index)
         except Blocked:
@@ -151,7 +230,7 @@ class Recorder:
             self._record(t)
             raise
         finally:
-            m.s = self.state
+            traced_state.ACTIVE = None
         self._record(t)
 
     def _record(self, t: int) -> None:

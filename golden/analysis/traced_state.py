@@ -1,13 +1,17 @@
-"""Golden state instrumented in place for data provenance (golden.analysis.provenance): which cells a step reads, with
-their last writers, and the values before the cells it changes.
+"""Golden state instrumented in place: the one tracer of the cells a step reads and changes, for data provenance
+(golden.analysis.provenance: with their last writers) and the race check (tensix_diff.happens_before: as parts).
 
 ``instrument(s)`` swaps a TensixState's lists, arrays, L1 and dataclasses for subclasses that report to the
-``Recorder`` set in ``ACTIVE`` while a step runs (None: they behave as the plain types and record nothing; a
-plain Tensix never holds them, so tracking costs nothing when off). Cells: one Dest / SrcA / SrcB / LReg element
+recorder set in ``ACTIVE`` while a step runs (None: they behave as the plain types and record nothing; a
+plain Tensix never holds them, so tracking costs nothing when off). A recorder takes ``read(obj, key)`` and
+``will_write(obj, key, value before)`` for a cell, ``read_array(arr, index)`` and ``touch(arr)`` (about to be
+written; taking a view counts) for an array, ``read_l1(l1, addr, n)`` and ``wrote_l1(l1, addr, n, changed,
+before, after)`` for L1 (``Recorder`` below; tensix_diff.happens_before.Recorder). Cells: one Dest / SrcA / SrcB / LReg element
 or Dest valid bit, one L1 byte, one list entry (a GPR, a Config word, ...), one dataclass field (an RWC, an ADC
 field, ...); the SFPU flag stack, the mutexes and the mailboxes are one cell each. A write is a cell whose value
 the step changed (writing the value already there is no write); a read is any cell the step took (taking a
-view of an array reads all of it). The Wait Gate latches are not tracked: they order issue, they carry no data.
+view of an array reads all of it). The Wait Gate latches are not instrumented: they order issue, they carry no
+data (taking them is reported, as a cell of the state).
 """
 from __future__ import annotations
 
@@ -52,6 +56,29 @@ class Recorder:
         cell = (id(obj), key)
         if cell not in self.old:
             self.old[cell] = (obj, key, value)
+
+    def touch(self, arr: "TArray") -> None:
+        if id(arr) not in self.touched:
+            self.touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
+
+    def read_array(self, arr: "TArray", i) -> None:
+        self.touch(arr)
+        w = arr.lw[i] if i is not None else arr.lw
+        if np.ndim(w):
+            hit = w >= 0
+            if hit.any():
+                self.reads.append(("a", w[hit].ravel(), arr, (arr.ids[i] if i is not None else arr.ids)[hit].ravel()))
+        elif w >= 0:
+            self.reads.append(("a", np.array([w]), arr, np.array([arr.ids[i]])))
+
+    def read_l1(self, l1: "TL1", addr: int, n: int) -> None:
+        self.reads += [("l", w, l1, a) for w, a in l1.writers(addr, n)]
+
+    def wrote_l1(self, l1: "TL1", addr: int, n: int, changed, before, after) -> None:
+        if changed.size:
+            self.l1.append((l1, addr + changed, before[changed], after[changed]))
+            if not self.scratch:
+                l1.mark(addr, n, changed, self.occ)
 
     def commit(self) -> tuple[list, Undo]:
         occ, last = self.occ, self.last
@@ -134,31 +161,17 @@ class TArray(np.ndarray):
 
     lw = None
 
-    def _touch(self, r: Recorder) -> None:
-        if id(self) not in r.touched:
-            r.touched[id(self)] = (self, self.view(np.ndarray).copy())
-
-    def _read(self, r: Recorder, i) -> None:
-        self._touch(r)
-        w = self.lw[i] if i is not None else self.lw
-        if np.ndim(w):
-            hit = w >= 0
-            if hit.any():
-                r.reads.append(("a", w[hit].ravel(), self, (self.ids[i] if i is not None else self.ids)[hit].ravel()))
-        elif w >= 0:
-            r.reads.append(("a", np.array([w]), self, np.array([self.ids[i]])))
-
     def __getitem__(self, i):
         r = ACTIVE
         out = np.ndarray.__getitem__(self.view(np.ndarray), i)
         if r is not None and self.lw is not None:
-            self._read(r, i)
+            r.read_array(self, i)
         return out
 
     def __setitem__(self, i, v):
         r = ACTIVE
         if r is not None and self.lw is not None:
-            self._touch(r)
+            r.touch(self)
         np.ndarray.__setitem__(self.view(np.ndarray), i, v)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kw):
@@ -167,13 +180,13 @@ class TArray(np.ndarray):
         for x in inputs:
             if isinstance(x, TArray):
                 if r is not None and x.lw is not None:
-                    x._read(r, None)
+                    r.read_array(x, None)
                 x = x.view(np.ndarray)
             plain.append(x)
         if "out" in kw:
             for o in kw["out"]:
                 if isinstance(o, TArray) and r is not None and o.lw is not None:
-                    o._touch(r)
+                    r.touch(o)
             kw["out"] = tuple(o.view(np.ndarray) if isinstance(o, TArray) else o for o in kw["out"])
         return getattr(ufunc, method)(*plain, **kw)
 
@@ -203,14 +216,18 @@ class TL1(L1):
     def read(self, addr: int, n: int) -> bytes:
         r = ACTIVE
         if r is not None:
-            for page, off, take in self._spans(addr, n):
-                lw = self.lw.get(page)
-                if lw is not None:
-                    w = lw[off:off + take]
-                    hit = np.flatnonzero(w >= 0)
-                    if hit.size:
-                        r.reads.append(("l", w[hit], self, page * self.PAGE + off + hit))
+            r.read_l1(self, addr, n)
         return super().read(addr, n)
+
+    def writers(self, addr: int, n: int):
+        """(last writers, addresses) of the written bytes of [addr, addr + n), page by page."""
+        for page, off, take in self._spans(addr, n):
+            lw = self.lw.get(page)
+            if lw is not None:
+                w = lw[off:off + take]
+                hit = np.flatnonzero(w >= 0)
+                if hit.size:
+                    yield w[hit], page * self.PAGE + off + hit
 
     def write(self, addr: int, data: bytes) -> None:
         r = ACTIVE
@@ -220,17 +237,15 @@ class TL1(L1):
         before = np.frombuffer(super().read(addr, len(data)), dtype=np.uint8)
         after = np.frombuffer(bytes(data), dtype=np.uint8)
         super().write(addr, data)
-        changed = np.flatnonzero(before != after)
-        if not changed.size:
-            return
-        r.l1.append((self, addr + changed, before[changed], after[changed]))
-        if r.scratch:
-            return
-        for page, off, take in self._spans(addr, len(data)):
+        r.wrote_l1(self, addr, len(data), np.flatnonzero(before != after), before, after)
+
+    def mark(self, addr: int, n: int, changed: np.ndarray, occ: int) -> None:
+        """Step ``occ`` last wrote the bytes ``addr + changed`` of [addr, addr + n)."""
+        for page, off, take in self._spans(addr, n):
             lo = page * self.PAGE + off - addr
             hit = changed[(changed >= lo) & (changed < lo + take)]
             if hit.size:
-                self.lw.setdefault(page, np.full(self.PAGE, -1, dtype=np.int32))[hit - lo + off] = r.occ
+                self.lw.setdefault(page, np.full(self.PAGE, -1, dtype=np.int32))[hit - lo + off] = occ
 
     def poke(self, addrs: np.ndarray, values: np.ndarray) -> None:
         pages = addrs // self.PAGE
@@ -264,7 +279,7 @@ def _traced_class(cls: type) -> type:
     """A subclass of the dataclass ``cls`` whose fields are cells."""
     sub = _CLASSES.get(cls)
     if sub is None:
-        names = frozenset(f.name for f in dataclasses.fields(cls)) - _UNTRACKED
+        names = frozenset(f.name for f in dataclasses.fields(cls))
 
         def __getattribute__(self, name):
             v = object.__getattribute__(self, name)
