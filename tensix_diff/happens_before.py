@@ -42,6 +42,7 @@ def _overlap(a, b) -> bool:
 
 OWN = frozenset({"rwc", "adc", "gpr", "thread_config", "frontend", "wait_gate"})   # per-thread parts
 _INDEXED = OWN - {"wait_gate"} | {"semaphores"}
+_SCALARS = {int, bool, str, type(None)}
 _GATE = object()                             # the stepping thread's Wait Gate
 
 
@@ -57,11 +58,11 @@ def _owners(s) -> dict:
             for v in x.values():
                 under(v, part)
             return
-        if not isinstance(x, (list, np.ndarray)) and not dataclasses.is_dataclass(x):
-            return
-        out[id(x)] = part
-        for v in (x if isinstance(x, list) else vars(x).values() if dataclasses.is_dataclass(x) else ()):
-            under(v, part)
+        if isinstance(x, (list, np.ndarray)) or dataclasses.is_dataclass(x):
+            out[id(x)] = part
+            for v in (x if isinstance(x, list) else vars(x).values() if dataclasses.is_dataclass(x) else ()):
+                if v.__class__ not in _SCALARS:
+                    under(v, part)
     top: dict = {}
     for f in dataclasses.fields(s):
         name, x = f.name, getattr(s, f.name)
@@ -127,6 +128,7 @@ class Recorder:
         self._writes: dict = {}
         self._old: dict = {}          # cell -> (container, key, value before the step)
         self._touched: dict = {}      # id(array) -> (array, copy before the step)
+        self._words: dict = {}        # Config state -> the words read
         self._thread = -1
         self._section: dict[int, int] = {}
         self._waited: dict[int, tuple[set, int]] = {}
@@ -153,11 +155,22 @@ class Recorder:
 
     def read(self, obj, key) -> None:
         o = self._owner.get(id(obj))
-        if o.__class__ is int:                    # a Config word
-            self._add(self._reads, ("config", o), (key,))
-        elif o is not None:
-            part = self._part(o, key)
-            if part is not None:
+        if o is None:
+            return
+        if o.__class__ is tuple:                  # the common case first: a cell inside a part
+            if o not in self._reads:
+                self._take(o)
+        elif o.__class__ is int:                  # a Config word
+            words = self._words.get(o)
+            if words is None:
+                self._words[o] = {key}
+            else:
+                words.add(key)
+        else:
+            part = (o, key) if o.__class__ is str else o.get(key)
+            if part is _GATE:
+                part = ("wait_gate", self._thread)
+            if part is not None and part not in self._reads:
                 self._take(part)
 
     def will_write(self, obj, key, before) -> None:
@@ -193,13 +206,16 @@ class Recorder:
 
     def _finish(self) -> tuple[dict, dict]:
         """The step's reads and writes (part -> detail); a Config word written with its own value is read."""
-        reads, writes = self._reads, self._writes
+        reads, writes, words = self._reads, self._writes, self._words
         for obj, key, before in self._old.values():
             now = value(obj, key)
             changed = not (now is before or now == before)
             o = self._owner.get(id(obj))
             if o.__class__ is int:
-                self._add(writes if changed else reads, ("config", o), (key,))
+                if changed:
+                    self._add(writes, ("config", o), (key,))
+                else:
+                    words.setdefault(o, set()).add(key)
             elif changed and o is not None:
                 part = self._part(o, key)
                 if part is not None:
@@ -212,7 +228,9 @@ class Recorder:
                     self._add(writes, part, rows.tolist())
             elif diff.any():
                 writes[part] = ALL
-        self._reads, self._writes, self._old, self._touched = {}, {}, {}, {}
+        for i, ws in words.items():
+            reads["config", i] = frozenset(ws)
+        self._reads, self._writes, self._old, self._touched, self._words = {}, {}, {}, {}, {}
         return reads, writes
 
     def step(self, t: int, d, index: int) -> None:

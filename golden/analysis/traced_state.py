@@ -25,6 +25,7 @@ from ..state import L1
 ACTIVE: "Recorder | None" = None    # the recorder of the step running now (None: nothing records)
 _LEAVES = {"cc_stack", "mutex", "mailboxes"}     # mutable containers kept whole, as one cell each
 _UNTRACKED = {"wait_gate"}
+_SCALARS = {int, bool, float, str, type(None)}
 
 
 @dataclass
@@ -136,8 +137,11 @@ class TList(list):
     def __getitem__(self, i):
         r = ACTIVE
         if r is not None:
-            for k in self._keys(i):
-                r.read(self, k)
+            if i.__class__ is int:
+                r.read(self, i % len(self))
+            else:
+                for k in self._keys(i):
+                    r.read(self, k)
         return list.__getitem__(self, i)
 
     def __setitem__(self, i, v):
@@ -305,7 +309,7 @@ def instrument(x):
     if isinstance(x, np.ndarray):
         return _tarray(x)
     if isinstance(x, list):
-        return TList(instrument(v) for v in x)
+        return TList(v if v.__class__ in _SCALARS else instrument(v) for v in x)
     if isinstance(x, dict):
         return {k: instrument(v) for k, v in x.items()}
     if isinstance(x, L1):
