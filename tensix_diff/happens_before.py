@@ -221,7 +221,10 @@ class Recorder:
                 if part is not None:
                     writes[part] = ALL
         for arr, before in self._touched.values():
-            part, diff = self._owner[id(arr)], arr.view(np.ndarray) != before
+            now = arr.view(np.ndarray)
+            if now.tobytes() == before.tobytes():
+                continue
+            part, diff = self._owner[id(arr)], now != before
             if part == ("dest",):             # Dest by row: its bits or its valid bit
                 rows = np.flatnonzero(diff.any(axis=1) if diff.ndim == 2 else diff)
                 if rows.size:

@@ -117,7 +117,7 @@ class Recorder:
 def value(obj, key):
     if isinstance(obj, list):
         return list.__getitem__(obj, key)
-    v = object.__getattribute__(obj, key)
+    v = obj.__dict__[key]
     return v.copy() if key in _LEAVES else v
 
 
@@ -125,7 +125,7 @@ def poke(obj, key, value) -> None:
     if isinstance(obj, list):
         list.__setitem__(obj, key, value)
     else:
-        object.__setattr__(obj, key, value.copy() if key in _LEAVES else value)
+        obj.__dict__[key] = value.copy() if key in _LEAVES else value
 
 
 class TList(list):
@@ -279,28 +279,33 @@ class TL1(L1):
 _CLASSES: dict[type, type] = {}
 
 
+def _cell(name: str) -> property:
+    """A dataclass field as a cell (its value stays in the instance's __dict__)."""
+    leaf = name in _LEAVES
+
+    def get(self):
+        v = self.__dict__[name]
+        r = ACTIVE
+        if r is not None:
+            r.read(self, name)
+            if leaf:
+                r.will_write(self, name, v.copy())
+        return v
+
+    def put(self, v):
+        r = ACTIVE
+        if r is not None:
+            r.will_write(self, name, value(self, name))
+        self.__dict__[name] = v
+    return property(get, put)
+
+
 def _traced_class(cls: type) -> type:
     """A subclass of the dataclass ``cls`` whose fields are cells."""
     sub = _CLASSES.get(cls)
     if sub is None:
-        names = frozenset(f.name for f in dataclasses.fields(cls))
-
-        def __getattribute__(self, name):
-            v = object.__getattribute__(self, name)
-            r = ACTIVE
-            if r is not None and name in names:
-                r.read(self, name)
-                if name in _LEAVES:
-                    r.will_write(self, name, v.copy())
-            return v
-
-        def __setattr__(self, name, v):
-            r = ACTIVE
-            if r is not None and name in names:
-                r.will_write(self, name, value(self, name))
-            object.__setattr__(self, name, v)
         sub = _CLASSES[cls] = type(f"Traced{cls.__name__}", (cls,),
-                                   {"__getattribute__": __getattribute__, "__setattr__": __setattr__})
+                                   {f.name: _cell(f.name) for f in dataclasses.fields(cls)})
     return sub
 
 
