@@ -129,6 +129,7 @@ class Recorder:
         self._old: dict = {}          # cell -> (container, key, value before the step)
         self._touched: dict = {}      # id(array) -> (array, copy before the step)
         self._words: dict = {}        # Config state -> the words read
+        self.taken: list = []         # (container, key) of the cells read (golden.analysis.traced_state)
         self._thread = -1
         self._section: dict[int, int] = {}
         self._waited: dict[int, tuple[set, int]] = {}
@@ -153,25 +154,24 @@ class Recorder:
         part = o.get(key)
         return ("wait_gate", self._thread) if part is _GATE else part
 
-    def read(self, obj, key) -> None:
-        o = self._owner.get(id(obj))
-        if o is None:
-            return
-        if o.__class__ is tuple:                  # the common case first: a cell inside a part
-            if o not in self._reads:
-                self._take(o)
-        elif o.__class__ is int:                  # a Config word
-            words = self._words.get(o)
-            if words is None:
-                self._words[o] = {key}
+    def _taken(self) -> None:
+        """The parts of the cells the step took (its Config words one by one)."""
+        owner, reads, words = self._owner, self._reads, self._words
+        for obj, key in self.taken:
+            o = owner.get(id(obj))
+            if o is None:
+                continue
+            if o.__class__ is tuple:                  # the common case first: a cell inside a part
+                if o not in reads:
+                    self._take(o)
+            elif o.__class__ is int:                  # a Config word
+                words.setdefault(o, set()).add(key)
             else:
-                words.add(key)
-        else:
-            part = (o, key) if o.__class__ is str else o.get(key)
-            if part is _GATE:
-                part = ("wait_gate", self._thread)
-            if part is not None and part not in self._reads:
-                self._take(part)
+                part = (o, key) if o.__class__ is str else o.get(key)
+                if part is _GATE:
+                    part = ("wait_gate", self._thread)
+                if part is not None and part not in reads:
+                    self._take(part)
 
     def will_write(self, obj, key, before) -> None:
         cell = (id(obj), key)
@@ -206,6 +206,7 @@ class Recorder:
 
     def _finish(self) -> tuple[dict, dict]:
         """The step's reads and writes (part -> detail); a Config word written with its own value is read."""
+        self._taken()
         reads, writes, words = self._reads, self._writes, self._words
         for obj, key, before in self._old.values():
             now = value(obj, key)
@@ -234,6 +235,7 @@ class Recorder:
         for i, ws in words.items():
             reads["config", i] = frozenset(ws)
         self._reads, self._writes, self._old, self._touched, self._words = {}, {}, {}, {}, {}
+        self.taken = []
         return reads, writes
 
     def step(self, t: int, d, index: int) -> None:

@@ -3,8 +3,9 @@
 
 ``instrument(s)`` swaps a TensixState's lists, arrays, L1 and dataclasses for subclasses that report to the
 recorder set in ``ACTIVE`` while a step runs (None: they behave as the plain types and record nothing; a
-plain Tensix never holds them, so tracking costs nothing when off). A recorder takes ``read(obj, key)`` and
-``will_write(obj, key, value before)`` for a cell, ``read_array(arr, index)`` and ``touch(arr)`` (about to be
+plain Tensix never holds them, so tracking costs nothing when off). A recorder's list ``taken`` gets
+(container, key) for each cell a step takes (read at the end of the step: cheaper than a call), its
+``will_write(obj, key, value before)`` each cell about to be set, ``read_array(arr, index)`` and ``touch(arr)`` (about to be
 written; taking a view counts) for an array, ``read_l1(l1, addr, n)`` and ``wrote_l1(l1, addr, n, changed,
 before, after)`` for L1 (``Recorder`` below; tensix_diff.happens_before.Recorder). Cells: one Dest / SrcA / SrcB / LReg element
 or Dest valid bit, one L1 byte, one list entry (a GPR, a Config word, ...), one dataclass field (an RWC, an ADC
@@ -44,14 +45,10 @@ class Recorder:
         self.last: dict[tuple, int] = {}          # (id(container), key) -> occurrence
         self.occ = -1
         self.reads: list = []
+        self.taken: list = []                     # (container, key) of the cells read
         self.old: dict[tuple, tuple] = {}         # cell -> (container, key, value before the step)
         self.touched: dict[int, tuple] = {}       # id(array) -> (array, copy before the step)
         self.l1: list = []                        # (L1, addresses changed, before, after)
-
-    def read(self, obj, key) -> None:
-        w = self.last.get((id(obj), key))
-        if w is not None:
-            self.reads.append(("c", w, obj, key))
 
     def will_write(self, obj, key, value) -> None:
         cell = (id(obj), key)
@@ -83,6 +80,10 @@ class Recorder:
 
     def commit(self) -> tuple[list, Undo]:
         occ, last = self.occ, self.last
+        for obj, key in self.taken:
+            w = last.get((id(obj), key))
+            if w is not None:
+                self.reads.append(("c", w, obj, key))
         cells, arrays = {}, {}
         for cell, (obj, key, before) in self.old.items():
             now = value(obj, key)
@@ -138,10 +139,9 @@ class TList(list):
         r = ACTIVE
         if r is not None:
             if i.__class__ is int:
-                r.read(self, i % len(self))
+                r.taken.append((self, i % len(self)))
             else:
-                for k in self._keys(i):
-                    r.read(self, k)
+                r.taken += [(self, k) for k in self._keys(i)]
         return list.__getitem__(self, i)
 
     def __setitem__(self, i, v):
@@ -154,8 +154,7 @@ class TList(list):
     def __iter__(self):
         r = ACTIVE
         if r is not None:
-            for k in range(len(self)):
-                r.read(self, k)
+            r.taken += [(self, k) for k in range(len(self))]
         return list.__iter__(self)
 
 
@@ -287,7 +286,7 @@ def _cell(name: str) -> property:
         v = self.__dict__[name]
         r = ACTIVE
         if r is not None:
-            r.read(self, name)
+            r.taken.append((self, name))
             if leaf:
                 r.will_write(self, name, v.copy())
         return v
