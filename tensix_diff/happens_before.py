@@ -47,9 +47,8 @@ _GATE = object()                             # the stepping thread's Wait Gate
 
 
 def _owners(s) -> dict:
-    """id(instrumented container) -> how its cells map to parts: a part (the container lies in it), a name
-    (entry i is the part (name, i)), a Config state's number (its words), or a dict (field -> part, None:
-    structure only). Parts: Dest (rows), Config words, L1 pages, SrcA / SrcB rows by bank apart from their
+    """id(instrumented container) -> how its cells map to parts: a part (the container lies in it), a Config
+    state's number (its words), or a dict (field -> part, None: structure only). Parts: Dest (rows), Config words, L1 pages, SrcA / SrcB rows by bank apart from their
     ownership and pointers, semaphores one by one, each thread's own parts, the rest whole."""
     out: dict = {}
 
@@ -67,7 +66,6 @@ def _owners(s) -> dict:
     for f in dataclasses.fields(s):
         name, x = f.name, getattr(s, f.name)
         if name in _INDEXED:
-            out[id(x)] = name
             for i, v in enumerate(x):
                 under(v, (name, i))
         elif name == "config":
@@ -147,10 +145,9 @@ class Recorder:
         self._reads[part] = ALL
 
     def _part(self, o, key):
+        """The part cell ``key`` of a container lies in (``o``: the container's entry in ``_owners``)."""
         if o.__class__ is tuple:
             return o
-        if o.__class__ is str:
-            return (o, key)
         part = o.get(key)
         return ("wait_gate", self._thread) if part is _GATE else part
 
@@ -161,15 +158,10 @@ class Recorder:
             o = owner.get(id(obj))
             if o is None:
                 continue
-            if o.__class__ is tuple:                  # the common case first: a cell inside a part
-                if o not in reads:
-                    self._take(o)
-            elif o.__class__ is int:                  # a Config word
+            if o.__class__ is int:                    # a Config word
                 words.setdefault(o, set()).add(key)
             else:
-                part = (o, key) if o.__class__ is str else o.get(key)
-                if part is _GATE:
-                    part = ("wait_gate", self._thread)
+                part = o if o.__class__ is tuple else self._part(o, key)
                 if part is not None and part not in reads:
                     self._take(part)
 
@@ -177,11 +169,6 @@ class Recorder:
         cell = (id(obj), key)
         if cell not in self._old:
             self._old[cell] = (obj, key, before)
-        o = self._owner.get(id(obj))
-        if o is not None and o.__class__ is not int:
-            part = self._part(o, key)
-            if part is not None:
-                self._take(part)
 
     def touch(self, arr) -> None:
         if id(arr) not in self._touched:
@@ -217,10 +204,12 @@ class Recorder:
                     self._add(writes, ("config", o), (key,))
                 else:
                     words.setdefault(o, set()).add(key)
-            elif changed and o is not None:
+            elif o is not None:              # setting a cell takes its part
                 part = self._part(o, key)
                 if part is not None:
-                    writes[part] = ALL
+                    self._take(part)
+                    if changed:
+                        writes[part] = ALL
         for arr, before in self._touched.values():
             now = arr.view(np.ndarray)
             if now.tobytes() == before.tobytes():

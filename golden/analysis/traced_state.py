@@ -299,12 +299,18 @@ def _cell(name: str) -> property:
     return property(get, put)
 
 
-def _traced_class(cls: type) -> type:
-    """A subclass of the dataclass ``cls`` whose fields are cells."""
-    sub = _CLASSES.get(cls)
+def _held(name: str) -> property:
+    """A dataclass field holding a list: its entries are the cells; setting it is a write."""
+    cell = _cell(name)
+    return property(lambda self: self.__dict__[name], cell.fset)
+
+
+def _traced_class(cls: type, lists: frozenset) -> type:
+    """A subclass of the dataclass ``cls`` whose fields are cells (those in ``lists`` hold lists)."""
+    sub = _CLASSES.get((cls, lists))
     if sub is None:
-        sub = _CLASSES[cls] = type(f"Traced{cls.__name__}", (cls,),
-                                   {f.name: _cell(f.name) for f in dataclasses.fields(cls)})
+        sub = _CLASSES[cls, lists] = type(f"Traced{cls.__name__}", (cls,), {
+            f.name: _held(f.name) if f.name in lists else _cell(f.name) for f in dataclasses.fields(cls)})
     return sub
 
 
@@ -313,14 +319,20 @@ def instrument(x):
     if isinstance(x, np.ndarray):
         return _tarray(x)
     if isinstance(x, list):
+        if x and all(isinstance(v, (list, dict)) or dataclasses.is_dataclass(v) for v in x):
+            return [instrument(v) for v in x]        # a list of containers: its entries hold the cells
         return TList(v if v.__class__ in _SCALARS else instrument(v) for v in x)
     if isinstance(x, dict):
         return {k: instrument(v) for k, v in x.items()}
     if isinstance(x, L1):
         return TL1(x)
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        lists = set()
         for f in dataclasses.fields(x):
             if f.name not in _LEAVES | _UNTRACKED:
-                object.__setattr__(x, f.name, instrument(getattr(x, f.name)))
-        x.__class__ = _traced_class(type(x))
+                v = instrument(getattr(x, f.name))
+                object.__setattr__(x, f.name, v)
+                if isinstance(v, list):
+                    lists.add(f.name)
+        x.__class__ = _traced_class(type(x), frozenset(lists))
     return x
