@@ -1,10 +1,10 @@
 """Happens-before over one golden run: which state each thread's steps read and wrote, which of them the
 synchronisation orders, and the conflicting pairs nothing orders (race candidates, tensix_diff.race).
 
-Accesses are seen through tensix_diff.access_view (golden handlers reach all state as ``m.s.<part>``):
-taking a part reads it; a write is a part whose value the step changed (Dest by row, Config by word, L1 by
-page, SrcA / SrcB rows by bank). A write of the value already there counts as a read: it conflicts with
-every other write of that part.
+Accesses are the cells golden.analysis.traced_state reports (the tracer provenance uses), each coarsened to
+its part (``_owners``): taking a cell reads its whole part; a write is a part whose value the step changed
+(Dest by row, Config by word, L1 by page, SrcA / SrcB rows by bank). A write of the value already there counts
+as a read: it conflicts with every other write of that part.
 
 Order: each thread's program order, plus one edge per wait that blocked in the run (SEMWAIT, STALLWAIT on
 valid bits, a RISC-V poll, ...) from the step that released it, when that is sound in every schedule: the
@@ -48,8 +48,9 @@ _GATE = object()                             # the stepping thread's Wait Gate
 
 def _owners(s) -> dict:
     """id(instrumented container) -> how its cells map to parts: a part (the container lies in it), a Config
-    state's number (its words), or a dict (field -> part, None: structure only). Parts: Dest (rows), Config words, L1 pages, SrcA / SrcB rows by bank apart from their
-    ownership and pointers, semaphores one by one, each thread's own parts, the rest whole."""
+    state's number (its words), or a dict (field -> part, None: structure only). Parts: Dest (rows), Config
+    words, L1 pages, SrcA / SrcB rows by bank apart from their ownership and pointers, semaphores one by one,
+    each thread's own parts, the rest whole."""
     out: dict = {}
 
     def under(x, part):
@@ -71,8 +72,7 @@ def _owners(s) -> dict:
         elif name == "config":
             out.update((id(words), i) for i, words in enumerate(x))
         elif name in ("srca", "srcb"):
-            out[id(x)] = dict.fromkeys(vars(x), (name,)) | {"banks": None}
-            out[id(x.unpacker_row)] = (name,)
+            out[id(x)] = out[id(x.unpacker_row)] = (name,)
             for i, bank in enumerate(x.banks):
                 out[id(bank)] = dict.fromkeys(vars(bank), (name,)) | {"rows": (name, "rows", i)}
                 out[id(bank.rows)] = (name, "rows", i)

@@ -1,18 +1,21 @@
 """Golden state instrumented in place: the one tracer of the cells a step reads and changes, for data provenance
-(golden.analysis.provenance: with their last writers) and the race check (tensix_diff.happens_before: as parts).
+(golden.analysis.provenance: with their last writers) and the race check (tensix_diff.happens_before: by part).
 
 ``instrument(s)`` swaps a TensixState's lists, arrays, L1 and dataclasses for subclasses that report to the
 recorder set in ``ACTIVE`` while a step runs (None: they behave as the plain types and record nothing; a
-plain Tensix never holds them, so tracking costs nothing when off). A recorder's list ``taken`` gets
-(container, key) for each cell a step takes (read at the end of the step: cheaper than a call), its
-``will_write(obj, key, value before)`` each cell about to be set, ``read_array(arr, index)`` and ``touch(arr)`` (about to be
-written; taking a view counts) for an array, ``read_l1(l1, addr, n)`` and ``wrote_l1(l1, addr, n, changed,
-before, after)`` for L1 (``Recorder`` below; tensix_diff.happens_before.Recorder). Cells: one Dest / SrcA / SrcB / LReg element
-or Dest valid bit, one L1 byte, one list entry (a GPR, a Config word, ...), one dataclass field (an RWC, an ADC
-field, ...); the SFPU flag stack, the mutexes and the mailboxes are one cell each. A write is a cell whose value
-the step changed (writing the value already there is no write); a read is any cell the step took (taking a
-view of an array reads all of it). The Wait Gate latches are not instrumented: they order issue, they carry no
-data (taking them is reported, as a cell of the state).
+plain Tensix never holds them, so tracking costs nothing when off). A recorder (``Recorder`` below,
+tensix_diff.happens_before.Recorder) gets in its list ``taken`` the (container, key) of each cell a step
+takes (cheaper than a call; read at the end of the step), ``will_write(obj, key, value before)`` for a cell
+about to be set, ``read_array(arr, index)`` and ``touch(arr)`` (about to be written, or a view taken) for an
+array, ``read_l1(l1, addr, n)`` and ``wrote_l1(l1, addr, n, changed, before, after)`` for L1.
+
+Cells: one Dest / SrcA / SrcB / LReg element or Dest valid bit, one L1 byte, one list entry (a GPR, a Config
+word, ...), one dataclass field (an RWC, an ADC field, ...); the SFPU flag stack, the mutexes and the
+mailboxes are one cell each. A list of containers and a field holding a list are structure: their entries
+are the cells (setting such a field is still a write). A write is a cell whose value the step changed
+(writing the value already there is no write); a read is any cell the step took (taking a view of an array
+reads all of it). The Wait Gate latches are not instrumented: they order issue, they carry no data (taking
+them is reported, as a cell of the state).
 """
 from __future__ import annotations
 
