@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from golden.analysis import traced_state
-from golden.analysis.traced_state import value
+from golden.analysis.traced_state import firsts, value
 from golden.errors import Blocked, GoldenError
 
 ALL = None                                   # a detail covering the whole part
@@ -124,10 +124,9 @@ class Recorder:
         self.count = [0] * 4
         self._reads: dict = {}
         self._writes: dict = {}
-        self._old: dict = {}          # cell -> (container, key, value before the step)
         self._touched: dict = {}      # id(array) -> (array, copy before the step)
-        self._words: dict = {}        # Config state -> the words read
         self.taken: list = []         # (container, key) of the cells read (golden.analysis.traced_state)
+        self.written: list = []       # (container, key, value before) of the cells set
         self._thread = -1
         self._section: dict[int, int] = {}
         self._waited: dict[int, tuple[set, int]] = {}
@@ -150,25 +149,6 @@ class Recorder:
             return o
         part = o.get(key)
         return ("wait_gate", self._thread) if part is _GATE else part
-
-    def _taken(self) -> None:
-        """The parts of the cells the step took (its Config words one by one)."""
-        owner, reads, words = self._owner, self._reads, self._words
-        for obj, key in self.taken:
-            o = owner.get(id(obj))
-            if o is None:
-                continue
-            if o.__class__ is int:                    # a Config word
-                words.setdefault(o, set()).add(key)
-            else:
-                part = o if o.__class__ is tuple else self._part(o, key)
-                if part is not None and part not in reads:
-                    self._take(part)
-
-    def will_write(self, obj, key, before) -> None:
-        cell = (id(obj), key)
-        if cell not in self._old:
-            self._old[cell] = (obj, key, before)
 
     def touch(self, arr) -> None:
         if id(arr) not in self._touched:
@@ -193,28 +173,39 @@ class Recorder:
 
     def _finish(self) -> tuple[dict, dict]:
         """The step's reads and writes (part -> detail); a Config word written with its own value is read."""
-        self._taken()
-        reads, writes, words = self._reads, self._writes, self._words
-        for obj, key, before in self._old.values():
-            now = value(obj, key)
-            changed = not (now is before or now == before)
-            o = self._owner.get(id(obj))
-            if o.__class__ is int:
-                if changed:
-                    self._add(writes, ("config", o), (key,))
-                else:
-                    words.setdefault(o, set()).add(key)
-            elif o is not None:              # setting a cell takes its part
-                part = self._part(o, key)
-                if part is not None:
+        reads, writes, owner, words = self._reads, self._writes, self._owner, {}
+        for obj, key in self.taken:
+            o = owner.get(id(obj))
+            if o is None:
+                continue
+            if o.__class__ is int:                    # a Config word
+                words.setdefault(o, set()).add(key)
+            else:
+                part = o if o.__class__ is tuple else self._part(o, key)
+                if part is not None and part not in reads:
                     self._take(part)
-                    if changed:
-                        writes[part] = ALL
+        for obj, key, before in firsts(self.written).values() if self.written else ():
+            o = owner.get(id(obj))
+            if o is None:
+                continue
+            if o.__class__ is int:
+                now = value(obj, key)
+                self._add(writes, ("config", o), (key,)) if not (now is before or now == before) else \
+                    words.setdefault(o, set()).add(key)
+                continue
+            part = o if o.__class__ is tuple else self._part(o, key)     # setting a cell takes its part
+            if part is None or writes.get(part, _ABSENT) is ALL:
+                continue
+            if part not in reads:
+                self._take(part)
+            now = value(obj, key)
+            if not (now is before or now == before):
+                writes[part] = ALL
         for arr, before in self._touched.values():
             now = arr.view(np.ndarray)
             if now.tobytes() == before.tobytes():
                 continue
-            part, diff = self._owner[id(arr)], now != before
+            part, diff = owner[id(arr)], now != before
             if part == ("dest",):             # Dest by row: its bits or its valid bit
                 rows = np.flatnonzero(diff.any(axis=1) if diff.ndim == 2 else diff)
                 if rows.size:
@@ -223,8 +214,10 @@ class Recorder:
                 writes[part] = ALL
         for i, ws in words.items():
             reads["config", i] = frozenset(ws)
-        self._reads, self._writes, self._old, self._touched, self._words = {}, {}, {}, {}, {}
-        self.taken = []
+        self._reads, self._writes = {}, {}
+        if self._touched:
+            self._touched = {}
+        self.taken, self.written = [], []
         return reads, writes
 
     def step(self, t: int, d, index: int) -> None:

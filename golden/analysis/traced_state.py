@@ -5,8 +5,8 @@
 recorder set in ``ACTIVE`` while a step runs (None: they behave as the plain types and record nothing; a
 plain Tensix never holds them, so tracking costs nothing when off). A recorder (``Recorder`` below,
 tensix_diff.happens_before.Recorder) gets in its list ``taken`` the (container, key) of each cell a step
-takes (cheaper than a call; read at the end of the step), ``will_write(obj, key, value before)`` for a cell
-about to be set, ``read_array(arr, index)`` and ``touch(arr)`` (about to be written, or a view taken) for an
+takes and in ``written`` the (container, key, value before) of each cell about to be set (lists are cheaper
+than calls; the recorder reads them at the end of the step), ``read_array(arr, index)`` and ``touch(arr)`` (about to be written, or a view taken) for an
 array, ``read_l1(l1, addr, n)`` and ``wrote_l1(l1, addr, n, changed, before, after)`` for L1.
 
 Cells: one Dest / SrcA / SrcB / LReg element or Dest valid bit, one L1 byte, one list entry (a GPR, a Config
@@ -49,14 +49,9 @@ class Recorder:
         self.occ = -1
         self.reads: list = []
         self.taken: list = []                     # (container, key) of the cells read
-        self.old: dict[tuple, tuple] = {}         # cell -> (container, key, value before the step)
+        self.written: list = []                   # (container, key, value before) of the cells set
         self.touched: dict[int, tuple] = {}       # id(array) -> (array, copy before the step)
         self.l1: list = []                        # (L1, addresses changed, before, after)
-
-    def will_write(self, obj, key, value) -> None:
-        cell = (id(obj), key)
-        if cell not in self.old:
-            self.old[cell] = (obj, key, value)
 
     def touch(self, arr: "TArray") -> None:
         if id(arr) not in self.touched:
@@ -88,7 +83,7 @@ class Recorder:
             if w is not None:
                 self.reads.append(("c", w, obj, key))
         cells, arrays = {}, {}
-        for cell, (obj, key, before) in self.old.items():
+        for cell, (obj, key, before) in firsts(self.written).items():
             now = value(obj, key)
             if not (now is before or now == before):
                 last[cell] = occ
@@ -110,12 +105,22 @@ class Recorder:
 
     def revert(self) -> None:
         """Put back everything the step wrote (a scratch re-run)."""
-        for obj, key, before in self.old.values():
+        for obj, key, before in firsts(self.written).values():
             poke(obj, key, before)
         for arr, before in self.touched.values():
             arr.view(np.ndarray)[...] = before
         for l1, addrs, before, _ in reversed(self.l1):
             l1.poke(addrs, before)
+
+
+def firsts(written: list) -> dict:
+    """cell -> (container, key, value before the step) of the cells a step set."""
+    out: dict = {}
+    for obj, key, before in written:
+        cell = (id(obj), key)
+        if cell not in out:
+            out[cell] = (obj, key, before)
+    return out
 
 
 def value(obj, key):
@@ -150,8 +155,7 @@ class TList(list):
     def __setitem__(self, i, v):
         r = ACTIVE
         if r is not None:
-            for k in self._keys(i):
-                r.will_write(self, k, list.__getitem__(self, k))
+            r.written += [(self, k, list.__getitem__(self, k)) for k in self._keys(i)]
         list.__setitem__(self, i, v)
 
     def __iter__(self):
@@ -162,21 +166,34 @@ class TList(list):
 
 
 class TArray(np.ndarray):
-    """An array whose elements are cells; ``lw`` holds each element's last writer (-1: none). Arrays numpy
-    derives from it carry no ``lw`` and record nothing; a ufunc on the whole array reads all of it."""
+    """An array whose elements are cells; ``lw`` holds each element's last writer (-1: none), ``ids`` their
+    flat indices (both made when first asked for). Arrays numpy derives from it are not ``tracked`` and
+    record nothing; a ufunc on the whole array reads all of it."""
 
-    lw = None
+    tracked = False
+
+    @property
+    def lw(self) -> np.ndarray:
+        if "_lw" not in self.__dict__:
+            self._lw = np.full(self.shape, -1, dtype=np.int32)
+        return self._lw
+
+    @property
+    def ids(self) -> np.ndarray:
+        if "_ids" not in self.__dict__:
+            self._ids = np.arange(self.size).reshape(self.shape)
+        return self._ids
 
     def __getitem__(self, i):
         r = ACTIVE
         out = np.ndarray.__getitem__(self.view(np.ndarray), i)
-        if r is not None and self.lw is not None:
+        if r is not None and self.tracked:
             r.read_array(self, i)
         return out
 
     def __setitem__(self, i, v):
         r = ACTIVE
-        if r is not None and self.lw is not None:
+        if r is not None and self.tracked:
             r.touch(self)
         np.ndarray.__setitem__(self.view(np.ndarray), i, v)
 
@@ -185,13 +202,13 @@ class TArray(np.ndarray):
         plain = []
         for x in inputs:
             if isinstance(x, TArray):
-                if r is not None and x.lw is not None:
+                if r is not None and x.tracked:
                     r.read_array(x, None)
                 x = x.view(np.ndarray)
             plain.append(x)
         if "out" in kw:
             for o in kw["out"]:
-                if isinstance(o, TArray) and r is not None and o.lw is not None:
+                if isinstance(o, TArray) and r is not None and o.tracked:
                     r.touch(o)
             kw["out"] = tuple(o.view(np.ndarray) if isinstance(o, TArray) else o for o in kw["out"])
         return getattr(ufunc, method)(*plain, **kw)
@@ -199,8 +216,7 @@ class TArray(np.ndarray):
 
 def _tarray(a: np.ndarray) -> TArray:
     t = np.ascontiguousarray(a).view(TArray)
-    t.lw = np.full(a.shape, -1, dtype=np.int32)
-    t.ids = np.arange(a.size).reshape(a.shape)
+    t.tracked = True
     return t
 
 
@@ -291,13 +307,14 @@ def _cell(name: str) -> property:
         if r is not None:
             r.taken.append((self, name))
             if leaf:
-                r.will_write(self, name, v.copy())
+                r.written.append((self, name, v.copy()))
         return v
 
     def put(self, v):
         r = ACTIVE
         if r is not None:
-            r.will_write(self, name, value(self, name))
+            old = self.__dict__[name]
+            r.written.append((self, name, old.copy() if leaf else old))
         self.__dict__[name] = v
     return property(get, put)
 
@@ -322,7 +339,9 @@ def instrument(x):
     if isinstance(x, np.ndarray):
         return _tarray(x)
     if isinstance(x, list):
-        if x and all(isinstance(v, (list, dict)) or dataclasses.is_dataclass(v) for v in x):
+        if set(map(type, x)) <= _SCALARS:
+            return TList(x)
+        if all(isinstance(v, (list, dict)) or dataclasses.is_dataclass(v) for v in x):
             return [instrument(v) for v in x]        # a list of containers: its entries hold the cells
         return TList(v if v.__class__ in _SCALARS else instrument(v) for v in x)
     if isinstance(x, dict):
@@ -332,8 +351,9 @@ def instrument(x):
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         lists = set()
         for f in dataclasses.fields(x):
-            if f.name not in _LEAVES | _UNTRACKED:
-                v = instrument(getattr(x, f.name))
+            v = getattr(x, f.name)
+            if f.name not in _LEAVES | _UNTRACKED and v.__class__ not in _SCALARS:
+                v = instrument(v)
                 object.__setattr__(x, f.name, v)
                 if isinstance(v, list):
                     lists.add(f.name)
