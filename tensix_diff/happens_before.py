@@ -173,15 +173,20 @@ class Recorder:
 
     def _finish(self) -> tuple[dict, dict]:
         """The step's reads and writes (part -> detail); a Config word written with its own value is read."""
-        reads, writes, owner, words = self._reads, self._writes, self._owner, {}
+        reads, writes, owner, words, done = self._reads, self._writes, self._owner, {}, set()
         for obj, key in self.taken:
-            o = owner.get(id(obj))
-            if o is None:
+            i = id(obj)
+            if i in done:
                 continue
-            if o.__class__ is int:                    # a Config word
+            o = owner.get(i)
+            if o is None or o.__class__ is tuple:     # structure, or a container inside one part: once
+                done.add(i)
+                if o is not None and o not in reads:
+                    self._take(o)
+            elif o.__class__ is int:                  # a Config word
                 words.setdefault(o, set()).add(key)
             else:
-                part = o if o.__class__ is tuple else self._part(o, key)
+                part = self._part(o, key)
                 if part is not None and part not in reads:
                     self._take(part)
         for obj, key, before in firsts(self.written).values() if self.written else ():
