@@ -28,6 +28,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 SURVIVORS = ROOT / "configs" / "mutation_survivors.yaml"
 PACKAGES = ("golden", "tensix_diff", "hwbridge", "generators", "tensix_cli", "configs")
+EXCLUDED = ("golden/analysis/**/*.py",)   # coverage tooling (provenance): no verdict runs it
 LINKED = ("tests", "recordings")        # read only: never mutated, so shared with the working tree
 CLASSES = ("equivalent", "not observable on ttsim", "gap", "killed on re-check")
 
@@ -89,7 +90,7 @@ def prepare(work: Path, n: int, seed: int, timeout: float) -> None:
     cmd = " ".join(evidence + ["--baseline", str(base)])
     (work / "cr.toml").write_text(
         "[cosmic-ray]\nmodule-path = \"golden\"\n"
-        f"timeout = {max(timeout, 5 * wall):.0f}\nexcluded-modules = []\n"
+        f"timeout = {max(timeout, 5 * wall):.0f}\nexcluded-modules = {json.dumps(list(EXCLUDED))}\n"
         f"test-command = \"{cmd}\"\n\n[cosmic-ray.distributor]\nname = \"local\"\n")
     subprocess.run(["cosmic-ray", "init", "cr.toml", "session.sqlite"], cwd=work, check=True)
     with use_db(str(work / "session.sqlite"), WorkDB.Mode.open) as db:

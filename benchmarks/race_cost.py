@@ -2,6 +2,9 @@
 against one golden run (tensix_diff.race; the verdict pays it for every multi-thread case).
 
     python benchmarks/race_cost.py [--cases N] [--profile NAME] [--seed S]
+    python benchmarks/race_cost.py --bundle tests/fuzz_corpus/ttsim-pipeline-s4100-part01.cases.jsonl.gz [--every 4]
+
+With --bundle: the recorded cases of a bundle (every Nth) instead of generated ones.
 
 Target (issue 25): at most 2x one golden run per multi-thread case.
 """
@@ -11,8 +14,11 @@ import argparse
 import statistics
 import time
 
+from pathlib import Path
+
 from generators.bulk import generate
 from hwbridge.golden_backend import GoldenBackend
+from tensix_diff.case import load_bundle
 from tensix_diff.race import check, threads_in_use
 
 
@@ -21,8 +27,13 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=200)
     ap.add_argument("--profile", default="counters")
     ap.add_argument("--seed", type=int, default=9)
+    ap.add_argument("--bundle", type=Path, help="recorded cases of this bundle instead of generated ones")
+    ap.add_argument("--every", type=int, default=4, help="with --bundle: every Nth case")
     args = ap.parse_args()
-    cases = [c for _, c in generate(args.seed, args.cases, args.profile)]
+    if args.bundle:
+        cases = load_bundle(args.bundle)[::args.every]
+    else:
+        cases = [c for _, c in generate(args.seed, args.cases, args.profile)]
     golden = GoldenBackend()
     rows: dict[bool, list[tuple[float, float, int, int]]] = {False: [], True: []}
     for c in cases:
@@ -32,7 +43,8 @@ def main() -> None:
         r = check(c)
         t2 = time.process_time()
         rows[len(threads_in_use(c)) > 1].append((t1 - t0, t2 - t1, len(r.tried), r.candidates > 0))
-    print(f"{len(cases)} '{args.profile}' cases (seed {args.seed}), CPU time")
+    what = f"{args.bundle.name}, every {args.every}th" if args.bundle else f"'{args.profile}' (seed {args.seed})"
+    print(f"{len(cases)} cases of {what}, CPU time")
     for multi, label in ((False, "one thread"), (True, "several threads")):
         r = rows[multi]
         if r:
@@ -41,7 +53,7 @@ def main() -> None:
             runs = statistics.mean(x[2] for x in r)
             print(f"{label:16s} {len(r):4d} cases ({sum(x[3] for x in r)} with race candidates): {runs:.2f} run(s)"
                   f" per case, race check {c * 1e3:.2f} ms per case (median; one golden run {g * 1e3:.2f} ms,"
-                  f" {c / g:.1f}x; mean {mc / mg:.1f}x)")
+                  f" {c / g:.1f}x; mean {mc * 1e3:.2f} ms, {mc / mg:.1f}x)")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ WormholeB0 MOPExpander.md (MopCfg written by RISCV), SyncUnit.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from types import SimpleNamespace
 
 from .config_words import GLOBAL_BASE, STATE_RESET, _check_index, word_mask
@@ -50,7 +51,7 @@ class RiscvAction:
         if self.kind not in KINDS or len(self.args) != len(KINDS[self.kind]):
             raise ValueError(f"RISC-V action {self.kind}{self.args!r} does not fit {KINDS.get(self.kind)}")
 
-    @property
+    @cached_property
     def fields(self) -> SimpleNamespace:
         return SimpleNamespace(**dict(zip(KINDS[self.kind], self.args)))
 

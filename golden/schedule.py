@@ -74,12 +74,13 @@ def interleave(streams: dict[int, Iterator[tuple[int, object]]], schedule: Sched
                     step(t, item[1], item[0])
                 except Blocked as b:
                     pending[t] = item
-                    blocked[t] = f"thread {t} instruction {item[0]} ({item[1].text}) waits: {b.reason}"
+                    blocked[t] = (item, b.reason)      # the text only when it hangs
                     break
                 item = None
                 progressed = True
         if streams and not progressed and not (stuck is not None and stuck()):
-            raise Hang("no thread can proceed: " + "; ".join(blocked.values()))
+            raise Hang("no thread can proceed: " + "; ".join(
+                f"thread {t} instruction {i} ({d.text}) waits: {why}" for t, ((i, d), why) in blocked.items()))
 
 
 def run_schedule(m, programs: dict[int, Sequence[int]], schedule: Schedule,

@@ -19,6 +19,7 @@ import time
 
 from hwbridge.hw.backend import HwBackend
 from tensix_diff.case import load_each
+from tensix_diff.result import dump_form
 
 from .hw_options import add_hw_arguments, hw_opts
 
@@ -27,8 +28,8 @@ CLOCK_STAMP = re.compile(r"\[\d+\] ERROR")
 
 def outcome(result) -> tuple:
     """What a recording holds about the device, in a form two runs can be compared by."""
-    return (result.status, result.state, CLOCK_STAMP.sub("[clock] ERROR", result.message),
-            result.provenance.get("cycles"))
+    state = None if result.state is None else dump_form(result.state)
+    return (result.status, state, CLOCK_STAMP.sub("[clock] ERROR", result.message), result.provenance.get("cycles"))
 
 
 def digest(result) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hwbridge.registry import batch_size, run_cases
 from tensix_diff.case import CaseError, case_hash, load_any
-from tensix_diff.result import DEVICE_ERROR, TAINTED
+from tensix_diff.result import DEVICE_ERROR, TAINTED, same_value
 from tensix_diff.store import Store
 
 from .backends import open_backend
@@ -120,7 +120,7 @@ def _keep(case, result, store, device: str, args, counts: Counter, changed: list
     """Store one result (verify: only one whose status or state changed) and count it."""
     if args.mode == "verify" and result.status not in UNRECORDED:
         old = store.lookup(case, device).recording
-        if old.status == result.status and old.state == result.state:
+        if old.status == result.status and same_value(old.state, result.state):
             counts["unchanged"] += 1
             return
         changed.append(f"changed {case.name}: {old.status} -> {result.status}")

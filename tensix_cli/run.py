@@ -14,7 +14,7 @@ from pathlib import Path
 from hwbridge.registry import BACKENDS, batch_size, judge_cases, run_case, run_cases
 from tensix_diff.case import Case, load_each
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
-from tensix_diff.result import DEVICE_ERROR, MISSING, OK, STALE, Result
+from tensix_diff.result import DEVICE_ERROR, MISSING, OK, STALE, Result, dump_form
 
 from .backends import open_backend
 from .exits import EXIT_DEVICE, EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, BackendFailure
@@ -84,7 +84,7 @@ def _exit_code(outcomes: Counter) -> int:
 def write_dump(path: str, state: dict) -> None:
     """The contract's state dump as JSON, one Dest row per line."""
     parts = []
-    for key, value in state.items():
+    for key, value in dump_form(state).items():
         if key == "dest":
             rows = ",\n  ".join(json.dumps(list(r)) for r in value)
             parts.append(f'"dest": [\n  {rows}]')

@@ -120,7 +120,7 @@ def _explain(case: Case, v: Verdict, backend: str | None, known, g: int | None, 
     if g is not None:                  # (golden's Dest, the device's Dest) for state-wide predicates
         dests = tuple(r.state.get("dest") if isinstance(r.state, dict) else None for r in (results[g], results[1 - g]))
     ex = explain_diffs(v.comparison.diffs, case.name, backend, known, case.tags,
-                       dests if dests and None not in dests else None, facts)
+                       dests if dests and all(d is not None for d in dests) else None, facts)
     if ex.complete:
         return replace(v, outcome=KNOWN, known=tuple(e.id for e in ex.entries), message=ex.text())
     if not ex.entries:

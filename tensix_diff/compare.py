@@ -11,6 +11,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+import numpy as np
+
 from .result import DEVICE_ERROR, GOLDEN_ERRORS, MISSING, OK, STALE, TAINTED, Result
 
 REGIONS = ("dest", "dest_valid", "rwc", "adc", "gpr", "l1", "config")
@@ -143,6 +145,13 @@ class _Walk:
 
     # --- regions ---
     def dest(self, e: Any, a: Any) -> None:
+        if isinstance(e, np.ndarray):      # both (rows, 16) of one dtype: only the rows that differ are walked
+            rows = np.flatnonzero((e != a).any(axis=1)).tolist()
+            self.c.compared += (len(e) - len(rows)) * e.shape[1]
+            for r in rows:
+                for col, ev, av in zip(range(e.shape[1]), e[r].tolist(), a[r].tolist()):
+                    self.leaf("dest", f"row {r} col {col}", ("dest",), ev, av)
+            return
         for r, er, ar in self.seq("dest", e, a):
             if er == ar or (type(er) is not type(ar) and list(er) == list(ar)):  # rows may be tuples
                 self.c.compared += len(er)
@@ -151,6 +160,12 @@ class _Walk:
                 self.leaf("dest", f"row {r} col {col}", ("dest",), ev, av)
 
     def dest_valid(self, e: Any, a: Any) -> None:
+        if isinstance(e, np.ndarray):      # both (rows,) of one dtype
+            rows = np.flatnonzero(e != a).tolist()
+            self.c.compared += len(e) - len(rows)
+            for r in rows:
+                self.leaf("dest_valid", f"row {r}", ("dest_valid",), e[r].item(), a[r].item())
+            return
         for r, ev, av in self.seq("dest_valid", e, a):
             self.leaf("dest_valid", f"row {r}", ("dest_valid",), ev, av)
 
@@ -195,6 +210,8 @@ class _Walk:
 
 def _count(v: Any) -> int:
     """Raw items in a region that compared equal as a whole (Dest cells, fields, L1 bytes)."""
+    if isinstance(v, np.ndarray):
+        return v.size
     if isinstance(v, dict):
         return sum(_count(x) for x in v.values())
     if isinstance(v, (list, tuple)):
@@ -233,6 +250,20 @@ def _shape_text(v: Any) -> str:
     return type(v).__name__
 
 
+_BULK_DIMS = {"dest": 2, "dest_valid": 1}      # regions held as arrays in process (Result's note)
+
+
+def _bulk(region: str, e: Any, a: Any) -> tuple[Any, Any]:
+    """Both sides as arrays when both are arrays of the region's shape and one dtype, else both as lists
+    (a list against an array, or an odd shape, is walked as the dump's lists would be)."""
+    if not isinstance(e, np.ndarray) and not isinstance(a, np.ndarray):
+        return e, a
+    if (isinstance(e, np.ndarray) and isinstance(a, np.ndarray) and e.shape == a.shape and e.dtype == a.dtype
+            and e.ndim == _BULK_DIMS.get(region)):
+        return e, a
+    return (e.tolist() if isinstance(e, np.ndarray) else e), (a.tolist() if isinstance(a, np.ndarray) else a)
+
+
 def compare(expected_state: dict, actual_state: dict, names: tuple[str, str] = ("expected", "actual")) -> Comparison:
     """Compare two dump-shaped states over what both observe; ``names`` name the two sides in the report.
     Raises NothingCompared if both observe nothing in common."""
@@ -244,8 +275,8 @@ def compare(expected_state: dict, actual_state: dict, names: tuple[str, str] = (
                 w.c.unobserved.append(f"{region} (only in {side})")
             continue
         w.c.regions.append(region)
-        ev, av = expected_state[region], actual_state[region]
-        if ev == av:   # equal as a whole: count the items, do not walk them
+        ev, av = _bulk(region, expected_state[region], actual_state[region])
+        if np.array_equal(ev, av) if isinstance(ev, np.ndarray) else ev == av:   # equal as a whole: count, do not walk
             w.c.compared += _count(ev)
             continue
         try:

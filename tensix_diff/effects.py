@@ -36,7 +36,7 @@ from golden.state import ADC_UNITS, THREADS, AdcChannel, Rwc
 
 from .case import Case
 from .golden_run import apply_init, observe_counters
-from .result import OK
+from .result import OK, same_value
 
 NOP = isa.encode("NOP", {})
 _DEST_KEYS = ("dest", "dest_valid")
@@ -65,19 +65,13 @@ class _Outcome:
     def same(self, other: "_Outcome") -> bool:
         if self.status != other.status or self.small != other.small:
             return False
-        return all(_same_rows(a, b) for a, b in zip(self.dest, other.dest))
+        return all(same_value(a, b) for a, b in zip(self.dest, other.dest))
 
     def differs(self, ablated: "_Outcome") -> bool:
         """Does ``ablated`` show an effect against this (full) run? See the module's rule for errors."""
         if self.status == OK and ablated.status == OK:
             return not self.same(ablated)
         return self.status != ablated.status and {self.status, ablated.status} <= {OK, Hang.kind}
-
-
-def _same_rows(a, b) -> bool:
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
-        return np.array_equal(a, b)
-    return (a.tolist() if isinstance(a, np.ndarray) else a) == (b.tolist() if isinstance(b, np.ndarray) else b)
 
 
 def _project(value: Any, mask: Any) -> Any:
@@ -146,7 +140,7 @@ def _run(case: Case, threads: dict[int, list[int]], mask: dict, ablate: frozense
 
 
 def _full(case: Case, mask: dict, full_state: dict | None) -> _Outcome:
-    """The full run cut down to the mask (a given state dump's Dest lists made arrays once, not per ablation)."""
+    """The full run cut down to the mask (a given state dump's Dest, if lists, made arrays once, not per ablation)."""
     if full_state is None:
         return _run(case, case.threads, mask)
     out = _outcome(full_state, mask)

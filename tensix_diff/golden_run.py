@@ -11,7 +11,7 @@ from golden.config_words import GLOBAL_BASE, word_mask
 from golden.core import Tensix
 from golden.errors import GoldenError
 from golden.registers import CONFIG_STATES
-from golden.state import ADC_UNITS, COLS, THREADS, AdcChannel, Rwc, TensixState
+from golden.state import ADC_UNITS, COLS, THREADS, TensixState
 
 from .case import Case
 from .result import OK, Result
@@ -57,16 +57,18 @@ def _dest_cells(dest: list[tuple[int, list[int]]]) -> np.ndarray | None:
 
 
 def observe(s: TensixState, case: Case) -> dict:
-    """The contract's state dump of everything the case observes."""
-    return {"dest": s.dest.bits.tolist(), "dest_valid": s.dest.valid.tolist(), **observe_counters(s, case)}
+    """The contract's state dump of everything the case observes (Dest and its valid bits as copied arrays:
+    result.dump_form lists them)."""
+    return {"dest": s.dest.bits.copy(), "dest_valid": s.dest.valid.copy(), **observe_counters(s, case)}
 
 
 def observe_counters(s: TensixState, case: Case) -> dict:
-    """Everything observe() holds but Dest: counters, GPRs, the case's L1 regions and Config words."""
+    """Everything observe() holds but Dest: counters, GPRs, the case's L1 regions and Config words. A counter's
+    instance dict is its FIELDS, in order (dataclass __init__ sets them; handlers set only those): copied whole."""
     return {
-        "rwc": {str(t): {k: getattr(s.rwc[t], k) for k in Rwc.FIELDS} for t in range(THREADS)},
-        "adc": {str(t): {u: {str(c): {k: getattr(s.adc[t][u][c], k) for k in AdcChannel.FIELDS}
-                             for c in range(2)} for u in ADC_UNITS} for t in range(THREADS)},
+        "rwc": {str(t): vars(s.rwc[t]).copy() for t in range(THREADS)},
+        "adc": {str(t): {u: {"0": vars(s.adc[t][u][0]).copy(), "1": vars(s.adc[t][u][1]).copy()} for u in ADC_UNITS}
+                for t in range(THREADS)},
         "gpr": {str(t): list(s.gpr[t]) for t in range(THREADS)},
         "l1": {f"{a:#x}": s.l1.read(a, n).hex() for a, n in case.observed_l1()},
         "config": {str(st): {str(i): s.config[st][i] for i in idx} for st, idx in case.observed_config().items()},

@@ -18,6 +18,7 @@ from ..dest_view import DstView
 from ..errors import Blocked
 from ..errors import NotModelled, UndefinedBehaviour
 from ..handlers import semantics
+from ..memo import by_value
 from ..registers import config_field, thread_config_field
 from ..state import DEST_ROWS, MATRIX_UNIT, UNPACKERS
 from . import fpu_math as fm
@@ -206,11 +207,18 @@ def finish(m, t, addr_mode: int, clear: int, commit=None) -> None:
 
 # --- Dst as the matrix unit sees it: invalid rows read as the identity; writes make rows valid ---
 
-def _read_acc(view: DstView, s: Setup, first: int, n: int):
-    """Dst rows as the adder's Dst input (fpu_math.acc_from_*)."""
+def _read_dst(view: DstView, s: Setup, first: int, n: int) -> tuple[np.ndarray, ...]:
+    """Dst rows as the matrix unit reads them: (high, low) halves of Dst32b cells, or (Dst16b cells,)."""
     if s.dst32:
-        return fm.acc_from_dst32(*view.read32_halves_or(first, n))
-    return fm.acc_from_dst16(view.read16_or(first, n), s.style == ff.STYLE_FP16)
+        return view.read32_halves_or(first, n)
+    return (view.read16_or(first, n),)
+
+
+def _acc(style: str, dst32: bool, *dst: np.ndarray):
+    """Dst rows read by _read_dst as the adder's Dst input (fpu_math.acc_from_*)."""
+    if dst32:
+        return fm.acc_from_dst32(*dst)
+    return fm.acc_from_dst16(dst[0], style == ff.STYLE_FP16)
 
 
 def _fp_committer(view: DstView, s: Setup, first: int, out: np.ndarray):
@@ -233,7 +241,7 @@ def _committer(view: DstView, s: Setup, first: int, raw: np.ndarray):
 
 def _check_five_bit_exponents(name: str, s: Setup, *cells: np.ndarray) -> None:
     """FP16-family and INT8 operands must leave the top three exponent bits clear (ttsim refuses)."""
-    if s.style in (ff.STYLE_FP16, ff.STYLE_INT8) and any((c & 0xE0).any() for c in cells):
+    if s.style in (ff.STYLE_FP16, ff.STYLE_INT8) and any(np.bitwise_or.reduce(c, axis=None) & 0xE0 for c in cells):
         raise NotModelled(f"{name}: a 5-bit-exponent Src datum has its high 3 exponent bits set: ttsim refuses")
 
 
@@ -247,20 +255,34 @@ def _matmul(m, t, f, name: str, n_rows: int, addr_mode: int) -> None:
     a_cells = s.a_bank.rows[s.a_row:s.a_row + 16]       # [k, col]
     b_cells = s.b_bank.rows[s.b_row:s.b_row + n_rows]   # [row, k]
     if s.style == ff.STYLE_INT8:
-        a, b = ff.src_split(a_cells.astype(np.int64)), ff.src_split(b_cells.astype(np.int64))
-        mask_a, mask_b = fm.int8_masks(s.phase)
-        va = np.where(a.exp != 0, fm.int8_value(a, mask_a), 0)
-        vb = np.where(b.exp != 0, fm.int8_value(b, mask_b), 0)
-        acc = ff.dst32_to_int(view.read32_or(s.dst_row, n_rows).astype(np.int64))
-        commit = _committer(view, s, s.dst_row, ff.int_to_dst32(fm.saturate(acc + vb @ va)))
+        raw = _int8_matmul(s.phase, a_cells, b_cells, view.read32_or(s.dst_row, n_rows))
+        commit = _committer(view, s, s.dst_row, raw)
     else:
-        exp8 = s.style != ff.STYLE_FP16
-        bias = fm.product_bias(s.dst32, s.phase, exp8)
-        fa, xa = fm.product_factors(a_cells[:, None, :], s.fmt_a, s.phase, False, bias=bias, nudged=True)  # [k, 1, col]
-        fb, xb = fm.product_factors(b_cells.T[:, :, None], s.fmt_b, s.phase, True, nudged=True)            # [k, row, 1]
-        out = fm.dot16_factors(fa, xa, fb, xb, _read_acc(view, s, s.dst_row, n_rows), s.dst32, exp8, bias)
+        out = _fp_matmul(s.fmt_a, s.fmt_b, s.phase, s.style, s.dst32, a_cells, b_cells,
+                         *_read_dst(view, s, s.dst_row, n_rows))
         commit = _fp_committer(view, s, s.dst_row, out)
     finish(m, t, addr_mode, f.clear_dvalid, commit)
+
+
+@by_value
+def _int8_matmul(phase: int, a_cells: np.ndarray, b_cells: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """MVMUL.md's INT8 arithmetic: Dst32b cells ``dst`` + b_cells @ a_cells, saturated, as raw Dst32b cells."""
+    a, b = ff.src_split(a_cells.astype(np.int64)), ff.src_split(b_cells.astype(np.int64))
+    mask_a, mask_b = fm.int8_masks(phase)
+    va = np.where(a.exp != 0, fm.int8_value(a, mask_a), 0)
+    vb = np.where(b.exp != 0, fm.int8_value(b, mask_b), 0)
+    return ff.int_to_dst32(fm.saturate(ff.dst32_to_int(dst.astype(np.int64)) + vb @ va))
+
+
+@by_value
+def _fp_matmul(fmt_a: int, fmt_b: int, phase: int, style: str, dst32: bool, a_cells: np.ndarray,
+               b_cells: np.ndarray, *dst: np.ndarray) -> np.ndarray:
+    """MVMUL.md's arithmetic: Dst rows (raw, _read_dst) + b_cells @ a_cells, as FP32-layout results."""
+    exp8 = style != ff.STYLE_FP16
+    bias = fm.product_bias(dst32, phase, exp8)
+    fa, xa = fm.product_factors(a_cells[:, None, :], fmt_a, phase, False, bias=bias, nudged=True)  # [k, 1, col]
+    fb, xb = fm.product_factors(b_cells.T[:, :, None], fmt_b, phase, True, nudged=True)            # [k, row, 1]
+    return fm.dot16_factors(fa, xa, fb, xb, _acc(style, dst32, *dst), dst32, exp8, bias)
 
 
 @semantics("MVMUL")
@@ -308,35 +330,51 @@ def _elementwise(m, t, f, name: str) -> None:
     _check_five_bit_exponents(name, s, a_cells, b_cells)
     view = DstView(m, t)
     if s.style == ff.STYLE_INT8:
-        a, b = ff.src_split(a_cells.astype(np.int64)), ff.src_split(b_cells.astype(np.int64))
-        a_zero, b_zero = a.exp == 0, (b.exp == 0) & s.flush_b
-        mask_a, mask_b = fm.int8_masks(s.phase) if is_mul else (0x3FF, 0x3FF)
-        va = np.where(a_zero, 0, fm.int8_value(a, mask_a))
-        vb = np.where(b_zero, 0, fm.int8_value(b, mask_b))
-        value = va * vb if is_mul else va + vb
-        if accumulate:
-            value = fm.saturate(ff.dst32_to_int(view.read32_or(s.dst_row, 8).astype(np.int64)) + value)
-        commit = _committer(view, s, s.dst_row, ff.int_to_dst32(value))
+        dst = (view.read32_or(s.dst_row, 8),) if accumulate else ()
+        commit = _committer(view, s, s.dst_row, _int8_elementwise(is_mul, s.phase, s.flush_b, a_cells, b_cells, *dst))
     else:
-        exp8 = s.style != ff.STYLE_FP16
-        acc = _read_acc(view, s, s.dst_row, 8) if accumulate else None
-        if is_mul:
-            bias = fm.product_bias(s.dst32, s.phase, exp8)
-            fa, xa = fm.product_factors(a_cells, s.fmt_a, s.phase, side_b=False, bias=bias)
-            fb, xb = fm.product_factors(b_cells, s.fmt_b, s.phase, side_b=True, flush=s.flush_b)
-            out = fm.mul_factors(fa, xa, fb, xb, acc, s.dst32, exp8, bias)
-        else:
-            if not s.flush_b:
-                exp_a, _ = ff.read_masks(s.fmt_a)
-                exp_b, man_b = ff.read_masks(s.fmt_b)
-                minus_zero_b = (b_cells & (ff.SRC_SIGN | man_b << 8 | exp_b)) == ff.SRC_SIGN
-                _refuse(bool((minus_zero_b & ((a_cells & exp_a) == 0)).any()),
-                        f"{name}: zero SrcA with an unflushed negative-zero SrcB wraps ttsim's arithmetic")
-            sa, ea = fm.adder_operand(a_cells, s.fmt_a)
-            sb, eb = fm.adder_operand(b_cells, s.fmt_b, flush=s.flush_b)
-            out = fm.add_operands(sa, ea, sb, eb, acc, s.dst32, exp8, flushed=s.flush_b)
+        if not is_mul and not s.flush_b:
+            exp_a, _ = ff.read_masks(s.fmt_a)
+            exp_b, man_b = ff.read_masks(s.fmt_b)
+            minus_zero_b = (b_cells & (ff.SRC_SIGN | man_b << 8 | exp_b)) == ff.SRC_SIGN
+            _refuse(bool((minus_zero_b & ((a_cells & exp_a) == 0)).any()),
+                    f"{name}: zero SrcA with an unflushed negative-zero SrcB wraps ttsim's arithmetic")
+        dst = _read_dst(view, s, s.dst_row, 8) if accumulate else ()
+        out = _fp_elementwise(is_mul, s.fmt_a, s.fmt_b, s.phase, s.style, s.dst32, s.flush_b, a_cells, b_cells, *dst)
         commit = _fp_committer(view, s, s.dst_row, out)
     finish(m, t, f.addr_mode, f.clear_dvalid, commit)
+
+
+@by_value
+def _int8_elementwise(is_mul: bool, phase: int, flush_b: bool, a_cells: np.ndarray, b_cells: np.ndarray,
+                      *dst: np.ndarray) -> np.ndarray:
+    """ELWMUL.md / ELWADD.md's INT8 arithmetic, plus Dst32b cells ``dst`` when given, as raw Dst32b cells."""
+    a, b = ff.src_split(a_cells.astype(np.int64)), ff.src_split(b_cells.astype(np.int64))
+    a_zero, b_zero = a.exp == 0, (b.exp == 0) & flush_b
+    mask_a, mask_b = fm.int8_masks(phase) if is_mul else (0x3FF, 0x3FF)
+    va = np.where(a_zero, 0, fm.int8_value(a, mask_a))
+    vb = np.where(b_zero, 0, fm.int8_value(b, mask_b))
+    value = va * vb if is_mul else va + vb
+    if dst:
+        value = fm.saturate(ff.dst32_to_int(dst[0].astype(np.int64)) + value)
+    return ff.int_to_dst32(value)
+
+
+@by_value
+def _fp_elementwise(is_mul: bool, fmt_a: int, fmt_b: int, phase: int, style: str, dst32: bool, flush_b: bool,
+                    a_cells: np.ndarray, b_cells: np.ndarray, *dst: np.ndarray) -> np.ndarray:
+    """ELWMUL.md / ELWADD.md's arithmetic on SrcA and (broadcast, negated for ELWSUB) SrcB cells, plus Dst
+    rows (raw, _read_dst) when given, as FP32-layout results."""
+    exp8 = style != ff.STYLE_FP16
+    acc = _acc(style, dst32, *dst) if dst else None
+    if is_mul:
+        bias = fm.product_bias(dst32, phase, exp8)
+        fa, xa = fm.product_factors(a_cells, fmt_a, phase, side_b=False, bias=bias)
+        fb, xb = fm.product_factors(b_cells, fmt_b, phase, side_b=True, flush=flush_b)
+        return fm.mul_factors(fa, xa, fb, xb, acc, dst32, exp8, bias)
+    sa, ea = fm.adder_operand(a_cells, fmt_a)
+    sb, eb = fm.adder_operand(b_cells, fmt_b, flush=flush_b)
+    return fm.add_operands(sa, ea, sb, eb, acc, dst32, exp8, flushed=flush_b)
 
 
 @semantics("ELWADD")

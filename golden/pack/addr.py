@@ -13,6 +13,7 @@ term rather than guess how it combines.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..dest_view import config_word
 from ..errors import NotModelled
@@ -101,11 +102,16 @@ def _advance_z(ch: AdcChannel, incr: int, clear: int) -> None:
         ch.z = (ch.z + incr) & ADC_ZW_MASK
 
 
+@lru_cache(maxsize=1024)
+def _addr_mod(word: int) -> dict[str, int]:
+    """The ADDR_MOD_PACK_SEC fields of a ThreadConfig word (read-only: shared between calls)."""
+    return {n: f.get(word) for n, f in _PACK.items()}
+
+
 def advance_pack_adcs(m, t: int, addr_mode: int, adc_thread: int | None = None) -> None:
     """The AddrMod step of both address generators: ThreadConfig ADDR_MOD_PACK_SEC[addr_mode] advances
     Y and Z of ADCs[adc_thread].Packers Channel[0] (Ysrc/Zsrc) and Channel[1] (Ydst/Zdst)."""
-    word = m.s.thread_config[t][PACK_SEC0 + addr_mode]
-    a = {n: f.get(word) for n, f in _PACK.items()}
+    a = _addr_mod(m.s.thread_config[t][PACK_SEC0 + addr_mode])
     ch0, ch1 = m.s.adc[t if adc_thread is None else adc_thread]["pack"]
     _advance_y(ch0, a["YsrcIncr"], a["YsrcCR"], a["YsrcClear"])
     _advance_y(ch1, a["YdstIncr"], a["YdstCR"], a["YdstClear"])

@@ -27,12 +27,15 @@ row boundary.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .. import pack_formats as pf
 from ..dest_view import DstView, config_word
 from ..errors import NotModelled, UndefinedBehaviour
 from ..handlers import semantics
+from ..memo import ConfigMemo, by_value
 from ..registers import config_field
 from ..state import COLS, DEST_ROWS
 from . import l1_acc as pack_l1_acc
@@ -53,22 +56,7 @@ _REFUSED_CONFIG = (
 _REMAP = ("DEST_ACCESS_CFG_remap_addrs", "DEST_ACCESS_CFG_swizzle_32b")
 
 
-class _Cfg:
-    """Config fields as thread t sees them during one PACR (each word read once: nothing writes Config
-    in between)."""
-
-    def __init__(self, m, t: int):
-        self.m, self.t, self.words = m, t, {}
-
-    def __call__(self, name: str) -> int:
-        f = config_field(name)
-        word = self.words.get(f.index)
-        if word is None:
-            word = self.words[f.index] = config_word(self.m, self.t, f.index)
-        return f.get(word)
-
-
-def _check(cfg: _Cfg, f) -> None:
+def _check(cfg, f) -> None:
     check_packer_fields(f)
     if f.rowpadzero or f.concat >> 1:
         raise NotModelled("PACR with RowPadZero or Concat bits 6:5 (not modelled)")
@@ -91,7 +79,7 @@ def _check(cfg: _Cfg, f) -> None:
         raise NotModelled("PACR with pack_reads_per_xy_plane outside 1..16 (ttsim refuses it)")
 
 
-def _mode(cfg: _Cfg) -> tuple[int, int, int]:
+def _mode(cfg) -> tuple[int, int, int]:
     read32 = cfg("PCK_DEST_RD_CTRL_Read_32b_data")
     in_fmt, out_fmt = cfg("THCON_SEC0_REG1_In_data_format"), cfg("THCON_SEC0_REG1_Out_data_format")
     if cfg("ALU_FORMAT_SPEC_REG2_Dstacc") != in_fmt:
@@ -106,54 +94,102 @@ def _mode(cfg: _Cfg) -> tuple[int, int, int]:
     return mode
 
 
-def _first_row(m, t: int, cfg: _Cfg, in_bits: int) -> int:
+def _configure(cfg, f) -> tuple:
+    """_check and _mode, then the fields of the Config words they read that PACR uses later:
+    (Read_32b_data, In_data_format, Out_data_format, Pack_L1_Acc, pack_reads_per_xy_plane, edge-mask row set,
+    Read_unsigned, PACK_SEC0_Offset)."""
+    _check(cfg, f)
+    return (*_mode(cfg), cfg("THCON_SEC0_REG1_Pack_L1_Acc"), cfg("PACK_COUNTERS_SEC0_pack_reads_per_xy_plane"),
+            cfg("PCK_EDGE_TILE_ROW_SET_SELECT_select") & 3, cfg("PCK_DEST_RD_CTRL_Read_unsigned"),
+            cfg("DEST_TARGET_REG_CFG_PACK_SEC0_Offset"))
+
+
+def _input_strides(cfg, size: int) -> tuple[int, int, int, int]:
+    """PCK0_ADDR_CTRL_*_REG_0 Y, Z, W and X strides, each a multiple of the ``size``-byte datum."""
+    strides = [cfg(name) for name in ("PCK0_ADDR_CTRL_XY_REG_0_Ystride", "PCK0_ADDR_CTRL_ZW_REG_0_Zstride",
+                                      "PCK0_ADDR_CTRL_ZW_REG_0_Wstride", "PCK0_ADDR_CTRL_XY_REG_0_Xstride")]
+    if any(s % size for s in strides):
+        raise UndefinedBehaviour(f"PACR input strides {strides} not multiples of the {size}-byte datum")
+    return tuple(strides)
+
+
+def _edge_config(cfg, select: int) -> tuple[tuple[int, int], tuple[int, ...]]:
+    """The two edge masks (PCK_EDGE_OFFSET_SEC0/1) and row set ``select``'s row -> mask mapping."""
+    masks = (cfg("PCK_EDGE_OFFSET_SEC0_mask"), cfg("PCK_EDGE_OFFSET_SEC1_mask"))
+    return masks, tuple(cfg(f"TILE_ROW_SET_MAPPING_{select}_row_set_mapping_{r}") for r in range(16))
+
+
+_CONFIGURE, _INPUT_STRIDES, _EDGE_CONFIG = ConfigMemo(_configure), ConfigMemo(_input_strides), ConfigMemo(_edge_config)
+_RELU = (config_field("STACC_RELU_ApplyRelu"), config_field("STACC_RELU_ReluThreshold"))
+_ACCUMULATE = by_value(pack_l1_acc.accumulate)
+
+
+@by_value
+def _l1_datums(read32: int, in_fmt: int, out_fmt: int, unsigned: bool, relu_mode: int, relu_threshold: int,
+               keep: np.ndarray, raw: np.ndarray) -> np.ndarray:
+    """Dst cells -> L1 datums of Out_data_format (golden.pack_formats); a masked datum is a raw zero."""
+    return np.where(keep, pf.dst_to_l1(read32, in_fmt, out_fmt, raw, unsigned, relu_mode, relu_threshold), 0)
+
+
+@by_value
+def _bfp_streams(values: np.ndarray, bits: int) -> tuple[bytes, bytes]:
+    """BF16 values -> the exponent and data streams' bytes of a block-float output (pf.bf16_to_bfp)."""
+    exps, datums = pf.bf16_to_bfp(values, bits)
+    return exps.astype("u1").tobytes(), pf.pack_bits(datums, bits)
+
+
+def _first_row(m, t: int, in_bits: int, offset: int) -> int:
     """The Dst row (Dst32b row when reading 32 bits) the first read interface starts at."""
     ch0 = m.s.adc[t]["pack"][0]
     if ch0.x:
         raise NotModelled(f"PACR with packer Channel 0 X = {ch0.x} (ttsim requires 0)")
-    size = in_bits // 8
-    terms = [(ch0.y, "PCK0_ADDR_CTRL_XY_REG_0_Ystride"), (ch0.z, "PCK0_ADDR_CTRL_ZW_REG_0_Zstride"),
-             (ch0.w, "PCK0_ADDR_CTRL_ZW_REG_0_Wstride")]
-    strides = [cfg(name) for _, name in terms] + [cfg("PCK0_ADDR_CTRL_XY_REG_0_Xstride")]
-    if any(s % size for s in strides):
-        raise UndefinedBehaviour(f"PACR input strides {strides} not multiples of the {size}-byte datum")
-    datum = sum(c * s for (c, _), s in zip(terms, strides)) // size
+    ystride, zstride, wstride, _ = _INPUT_STRIDES(m, t, (in_bits // 8,))
+    datum = (ch0.y * ystride + ch0.z * zstride + ch0.w * wstride) // (in_bits // 8)
     if datum % COLS:
         raise NotModelled(f"PACR input start datum {datum} is not on a Dst row boundary (ttsim requires it)")
-    return (datum // COLS + cfg("DEST_TARGET_REG_CFG_PACK_SEC0_Offset")) % DEST_ROWS
+    return (datum // COLS + offset) % DEST_ROWS
 
 
-def _edge_masks(m, cfg: _Cfg, n: int, rows_per_plane: int) -> tuple[np.ndarray, tuple[int, int, int]]:
+def _edge_masks(m, t: int, select: int, n: int, rows_per_plane: int) -> tuple[np.ndarray, tuple[int, int, int]]:
     """Per-datum keep flags from the edge masks, and the packer's (x, y, z) position after n datums."""
-    select = cfg("PCK_EDGE_TILE_ROW_SET_SELECT_select") & 3
     if select > 1:
         raise NotModelled(f"PACR edge-mask row set {select} (ttsim models sets 0 and 1)")
-    masks = (cfg("PCK_EDGE_OFFSET_SEC0_mask"), cfg("PCK_EDGE_OFFSET_SEC1_mask"))
-    mapping = [cfg(f"TILE_ROW_SET_MAPPING_{select}_row_set_mapping_{r}") for r in range(16)]
+    masks, mapping = _EDGE_CONFIG(m, t, (select,))
     p = m.s.packer
-    x, y, z = (p.x, p.y, p.z) if p.continuing else (0, 0, 0)
+    start = (p.x, p.y, p.z) if p.continuing else (0, 0, 0)
+    keep, position, which = _walk(masks, mapping, start, n, rows_per_plane)
+    if which is not None:
+        raise NotModelled(f"PACR edge mask PCK_EDGE_OFFSET_SEC{which} (ttsim models SEC0 and SEC1)")
+    return keep, position
+
+
+@lru_cache(maxsize=4096)
+def _walk(masks: tuple[int, int], mapping: tuple[int, ...], start: tuple[int, int, int], n: int,
+          rows_per_plane: int) -> tuple[np.ndarray, tuple[int, int, int], int | None]:
+    """_edge_masks' walk over n datums from packer position ``start`` (keep flags read-only; the last item:
+    the first unmodelled mask a row maps to, else None)."""
+    x, y, z = start
     keep = np.zeros(n, dtype=bool)
     for i in range(n):
         which = mapping[y & 15]
         if which > 1:
-            raise NotModelled(f"PACR edge mask PCK_EDGE_OFFSET_SEC{which} (ttsim models SEC0 and SEC1)")
+            return keep, (x, y, z), which
         keep[i] = masks[which] >> (i % COLS) & 1
         x += 1
         if x == COLS:
             x, y = 0, y + 1
             if y == rows_per_plane:
                 y, z = 0, z + 1
-    return keep, (x, y, z)
+    keep.flags.writeable = False
+    return keep, (x, y, z), None
 
 
 @semantics("PACR")
 def pacr(m, t, f) -> None:
     """PACR.md + Packers/*.md (WormholeB0); BH: one packer, ReadIntfSel, Y-stride byte term (delta #8)."""
-    cfg = _Cfg(m, t)
-    _check(cfg, f)
-    read32, in_fmt, out_fmt = _mode(cfg)
+    read32, in_fmt, out_fmt, l1_acc, rows_per_plane, select, unsigned, offset = _CONFIGURE(m, t, (f,))
     in_bits, out_bits = pf.packer_input_bits(in_fmt), pf.element_bits(out_fmt)
-    first = _first_row(m, t, cfg, in_bits)
+    first = _first_row(m, t, in_bits, offset)
     rows = (STRIDED_OFFSETS if f.dstaccessmode else ROW_OFFSETS)[f.readintfsel]
     per_row = m.s.adc[t]["pack"][1].x - m.s.adc[t]["pack"][0].x + 1
     if not f.flush and per_row not in ((8, 16) if f.readintfsel == 1 else (16,)):
@@ -161,39 +197,40 @@ def pacr(m, t, f) -> None:
     if first + rows[-1] >= DEST_ROWS:
         raise NotModelled(f"PACR reading Dst rows {first}..{first + rows[-1]} (ttsim does not wrap)")
     n = 0 if f.flush else per_row * len(rows)
-    l1_acc = cfg("THCON_SEC0_REG1_Pack_L1_Acc")
     if l1_acc and out_fmt not in pack_l1_acc.FORMATS:
         raise NotModelled(f"PACR L1 accumulation into Out_data_format {out_fmt} (ttsim: FP32, FP16, BF16 only)")
     if out_fmt in pf.BFP_BITS and n % 16:
         raise NotModelled(f"PACR of {n} block-float datums: not whole groups of 16 sharing an exponent (ttsim refuses)")
-    keep, position = _edge_masks(m, cfg, n, cfg("PACK_COUNTERS_SEC0_pack_reads_per_xy_plane"))
+    keep, position = _edge_masks(m, t, select, n, rows_per_plane)
     p = m.s.packer
     addrs = None if p.continuing else output_address(m, t, f)
 
     raw = np.zeros(n, dtype=np.uint32)
     if n and not f.zerowrite:
-        i = np.arange(n)
-        dst_rows = first + np.asarray(rows)[i // COLS]
         view = DstView(m, t)
-        cells = view.read32_or(dst_rows) if read32 else view.read16_or(dst_rows)
-        raw = cells[i, i % COLS].astype(np.uint32)
-    unsigned = bool(cfg("PCK_DEST_RD_CTRL_Read_unsigned"))
-    relu = (cfg("STACC_RELU_ApplyRelu"), cfg("STACC_RELU_ReluThreshold"))
-    values = np.where(keep, pf.dst_to_l1(read32, in_fmt, out_fmt, raw, unsigned, *relu), 0)
+        read = view.read32_or if read32 else view.read16_or
+        if rows == ROW_OFFSETS[0][:len(rows)]:
+            cells = read(first, len(rows))          # consecutive rows: one block
+        else:
+            cells = read(first + np.asarray(rows))
+        raw = cells.reshape(-1)[:n].astype(np.uint32)      # datum i: row rows[i // 16], column i % 16
+    word = config_word(m, t, _RELU[0].index)
+    relu = (_RELU[0].get(word), _RELU[1].get(word))
+    values = _l1_datums(read32, in_fmt, out_fmt, bool(unsigned), *relu, keep, raw)
 
     if addrs is not None:
         p.data_addr = addrs.data
         p.exp_addr = addrs.exponent if addrs.exponent is not None else addrs.data
     bfp = out_fmt in pf.BFP_BITS
     if bfp:
-        exps, datums = pf.bf16_to_bfp(values, out_bits)
-        m.s.l1.write(p.exp_addr, exps.astype("u1").tobytes())
-        m.s.l1.write(p.data_addr, pf.pack_bits(datums, out_bits))
+        exps, datums = _bfp_streams(values, out_bits)
+        m.s.l1.write(p.exp_addr, exps)
+        m.s.l1.write(p.data_addr, datums)
     else:
         dtype = {32: "<u4", 16: "<u2", 8: "u1"}[out_bits]
         if l1_acc:
             old = np.frombuffer(m.s.l1.read(p.data_addr, n * out_bits // 8), dtype=dtype)
-            values = pack_l1_acc.accumulate(out_fmt, old, values)
+            values = _ACCUMULATE(out_fmt, old, values)
         m.s.l1.write(p.data_addr, values.astype(dtype).tobytes())
     p.data_addr += n * out_bits // 8
     p.exp_addr += n // 16

@@ -35,6 +35,7 @@ from ..errors import Blocked
 from ..errors import NotModelled, UndefinedBehaviour
 from ..handlers import semantics
 from ..matrix.srcs import give_to_matrix, src_files
+from ..memo import ConfigMemo, by_value
 from ..registers import config_field, thread_config_field
 from ..state import ADC_Y_MASK, ADC_ZW_MASK, COLS, DST_MASK, SRC_MASK, SRC_ROWS, UNPACKERS
 
@@ -47,6 +48,8 @@ _CONTEXT_OFFSET = (thread_config_field("UNPACK_MISC_CFG_CfgContextOffset_0"),
                    thread_config_field("UNPACK_MISC_CFG_CfgContextOffset_1"))
 _UNSIGNED = ("ALU_FORMAT_SPEC_REG0_SrcAUnsigned", "ALU_FORMAT_SPEC_REG0_SrcBUnsigned")
 _UNITS = ("unpack0", "unpack1")
+# the conversions, kept by their operands (golden.memo)
+_L1_TO_DST, _L1_TO_SRC, _BFP_TO_SRC = by_value(pf.l1_to_dst), by_value(pf.l1_to_src), by_value(pf.bfp_to_src)
 
 
 def _cfg(m, t: int, name: str) -> int:
@@ -73,15 +76,16 @@ def _descriptor(m, t: int, which: int) -> tuple[int, int]:
     return config_word(m, t, index), config_word(m, t, index + 1)
 
 
-def _refuse_modes(m, t: int, which: int, ctx: int, to_dst: bool) -> None:
+def _refused_modes(cfg, which: int, ctx: int) -> None:
+    """Unpacker modes golden does not model: upsampling, a column shift, an L1 FIFO (NotModelled)."""
     sec = f"THCON_SEC{which}_REG2_"
     for name in ("Upsample_rate", "Upsample_and_interleave"):
-        if _cfg(m, t, sec + name):
+        if cfg(sec + name):
             raise NotModelled(f"UNPACR with {sec}{name} set (not modelled)")
-    if which == 0 and not _cfg(m, t, sec + "Tileize_mode") and _cfg(m, t, f"{sec}Shift_amount_cntx{ctx}"):
+    if which == 0 and not cfg(sec + "Tileize_mode") and cfg(f"{sec}Shift_amount_cntx{ctx}"):
         raise NotModelled("UNPACR with a column shift (Shift_amount) (not modelled)")
     for name in (f"{sec}Unpack_fifo_size", f"THCON_SEC{which}_REG10_Unpack_fifo_size"):
-        if _cfg(m, t, name):
+        if cfg(name):
             raise NotModelled(f"UNPACR with {name} nonzero: L1 FIFO wrap not modelled (ttsim ignores it)")
 
 
@@ -95,14 +99,22 @@ def _input_address(m, t: int, which: int, ctx: int) -> int:
     return ((base + (off & 0xFFFF) + 1) * 16) & 0xFFFFFFFF
 
 
+def _output_strides(cfg, which: int) -> tuple[int, int, int, int]:
+    """UNP{which}_ADDR_BASE_REG_1_Base and the Y, Z, W strides of UNP{which}_ADDR_CTRL_*_REG_1."""
+    unp = f"UNP{which}_"
+    return (cfg(unp + "ADDR_BASE_REG_1_Base"), cfg(unp + "ADDR_CTRL_XY_REG_1_Ystride"),
+            cfg(unp + "ADDR_CTRL_ZW_REG_1_Zstride"), cfg(unp + "ADDR_CTRL_ZW_REG_1_Wstride"))
+
+
+_REFUSED_MODES, _OUTPUT_STRIDES = ConfigMemo(_refused_modes), ConfigMemo(_output_strides)
+
+
 def _output_position(m, t: int, which: int, multi: bool, ctx: int, to_dst: bool, out_fmt: int) -> int:
     """Datum index of the first output position: Channel 1 Y/Z/W times the REG_1 strides (bytes) over the
     output datum size, then (unpacker 0, MultiContextMode) the context's Dest address added or substituted."""
-    unp = f"UNP{which}_"
     ch1 = m.s.adc[t][_UNITS[which]][1]
-    out = (_cfg(m, t, unp + "ADDR_BASE_REG_1_Base") + ch1.y * _cfg(m, t, unp + "ADDR_CTRL_XY_REG_1_Ystride")
-           + ch1.z * _cfg(m, t, unp + "ADDR_CTRL_ZW_REG_1_Zstride")
-           + ch1.w * _cfg(m, t, unp + "ADDR_CTRL_ZW_REG_1_Wstride"))
+    base, ystride, zstride, wstride = _OUTPUT_STRIDES(m, t, (which,))
+    out = base + ch1.y * ystride + ch1.z * zstride + ch1.w * wstride
     size = max(pf.element_bits(out_fmt) // 8, 1)    # sub-byte (BFP4/BFP2) outputs need no alignment
     if out % size:
         raise UndefinedBehaviour(f"UNPACR output byte offset {out} is not a multiple of the {size}-byte datum")
@@ -134,28 +146,39 @@ def _check_srca_burst(m, t: int, out: int, count: int, in_bits: int) -> None:
                           f"bursts of {burst} rows may drop writes on silicon (ttsim refuses)")
 
 
-def _src_targets(m, t: int, which: int, pos: np.ndarray, transpose: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(keep mask, Src row, column) for output positions ``pos``; ``transpose`` (Haloize_mode, unpacker 0)
-    swaps the low four row bits with the column, transposing each 16x16 block of SrcA."""
+def _src_targets(m, t: int, which: int, out: int, count: int, transpose: bool
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(keep mask, Src row, column of each kept datum) for ``count`` datums from output position ``out``;
+    ``transpose`` (Haloize_mode, unpacker 0) swaps the low four row bits with the column, transposing each
+    16x16 block of SrcA."""
     src = src_files(m)[which]
+    ovrd = which == 0 and bool(_tcfg(m, t, _OVRD_WITH_ADDR))
+    return _targets(which, src.unpacker_row[t], ovrd, transpose, out, count)
+
+
+@by_value
+def _targets(which: int, cursor: int, ovrd: bool, transpose: bool, out: int, count: int
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """_src_targets from the unpacker's row cursor and SRCA_SET_SetOvrdWithAddr: (kept datums, rows, columns)."""
+    pos = out + np.arange(count, dtype=np.int64)
     r, c = pos // COLS, pos % COLS
     if which == 1:
         if (r >= SRC_ROWS).any():
             raise UndefinedBehaviour(f"UNPACR to SrcB row {int(r.max())} (past row 63; ttsim: undefined)")
-        return np.ones(len(pos), dtype=bool), (r + src.unpacker_row[t]) & SRC_MASK, c
+        return np.ones(len(pos), dtype=bool), (r + cursor) & SRC_MASK, c
     keep = r >= SKIPPED_SRCA_ROWS
     r = r - SKIPPED_SRCA_ROWS
-    if _tcfg(m, t, _OVRD_WITH_ADDR):
+    if ovrd:
         r = r & SRC_MASK
     else:
         if (r[keep] >= 16).any():
             raise UndefinedBehaviour("UNPACR to SrcA row >= 16 relative to the row cursor without SetOvrdWithAddr")
-        r = r + src.unpacker_row[t]
+        r = r + cursor
         if (r[keep] >= SRC_ROWS).any():
             raise UndefinedBehaviour("UNPACR to SrcA past row 63 (row cursor + row)")
     if transpose:
         r, c = (r & ~15) | c, r & 15
-    return keep, r, c
+    return keep, r[keep], c[keep]
 
 
 def _write_dst(m, t: int, pos: np.ndarray, values: np.ndarray, is32: bool) -> None:
@@ -254,7 +277,7 @@ def unpacr(m, t, f) -> None:
     in_bits = pf.element_bits(in_fmt)
     to_dst = which == 0 and bool(_cfg(m, t, f"{sec}REG2_Unpack_if_sel_cntx{ctx}" if multi
                                        else sec + "REG2_Unpack_If_Sel"))
-    _refuse_modes(m, t, which, ctx, to_dst)
+    _REFUSED_MODES(m, t, (which, ctx))
 
     x_dim = _cfg(m, t, f"THCON_SEC0_REG5_Tile_x_dim_cntx{ctx}") if multi and which == 0 else w0 >> 16
     y_dim, z_dim = w1 & 0xFF, (w1 >> 16 & 0xFF) or 1
@@ -289,9 +312,9 @@ def unpacr(m, t, f) -> None:
     unsigned = bool(_cfg(m, t, _UNSIGNED[which]))
 
     out = _output_position(m, t, which, multi, ctx, to_dst, out_fmt)
-    pos = out + np.arange(count, dtype=np.int64)
     if to_dst:
-        values = pf.l1_to_dst(in_fmt, out_fmt, raw.astype(np.uint32), unsigned)
+        pos = out + np.arange(count, dtype=np.int64)
+        values = _L1_TO_DST(in_fmt, out_fmt, raw.astype(np.uint32), unsigned)
         if f.zerowrite2:
             values = np.zeros_like(values)
         _write_dst(m, t, pos, values, pf.unpack_to_dst_is32(out_fmt))
@@ -299,13 +322,13 @@ def unpacr(m, t, f) -> None:
         if which == 0:
             _check_srca_burst(m, t, out, count, in_bits)
         if exps is not None:
-            cells = pf.bfp_to_src(raw, exps, in_bits)
+            cells = _BFP_TO_SRC(raw, exps, in_bits)
         else:
-            cells = pf.l1_to_src(in_fmt, out_fmt, raw.astype(np.uint32), unsigned)
+            cells = _L1_TO_SRC(in_fmt, out_fmt, raw.astype(np.uint32), unsigned)
         if f.zerowrite2:
             cells = np.zeros_like(cells)
-        keep, rows, cols = _src_targets(m, t, which, pos, transpose)
-        src.banks[src.unpacker_bank].rows[rows[keep], cols[keep]] = cells[keep]
+        keep, rows, cols = _src_targets(m, t, which, out, count, transpose)
+        src.banks[src.unpacker_bank].rows[rows, cols] = cells[keep]
 
     _advance(m, t, which, f.addrmode)
     if f.setdatvalid:

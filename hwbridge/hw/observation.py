@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from functools import cache
 
+import numpy as np
+
 from golden.state import DEST_ROWS, GPRS, THREADS
 from tensix_diff.case import Case
 
@@ -60,7 +62,7 @@ def _walk(need, have, path: str, out: list[str]) -> None:
             else:
                 _walk(sub, have[k], where, out)
     elif isinstance(need, int) and not isinstance(need, bool):
-        size = len(have) // 2 if isinstance(have, str) else len(have) if isinstance(have, list) else None
+        size = len(have) // 2 if isinstance(have, str) else len(have) if isinstance(have, (list, np.ndarray)) else None
         if size != need:
             out.append(f"{path} (size {size}, not {need})")
 

@@ -20,7 +20,7 @@ def decode(job: Job, blobs: list[bytes], plat: Platform) -> dict:
     block = blobs[0]
     dest_words = _words(block, M.DEST_DUMP, DEST_ROWS * COLS // 2).reshape(COLS // 2, DEST_ROWS).T   # sel-major
     # each little-endian word holds columns 2c (low half) and 2c + 1 (high half) of its row
-    dest = np.ascontiguousarray(dest_words).view("<u2")
+    dest = np.ascontiguousarray(dest_words).view("<u2").astype(np.uint16, copy=False)   # Result's in-process form
     gprs = _words(block, M.GPR_DUMP, THREADS * GPRS).reshape(THREADS, GPRS)
     rwc, adc = plat.decode_counters(_words(block, M.DBUS_DUMP, len(plat.dbus_reads())).tolist())
     reads = [(st, idx) for st in sorted(job.cfg_reads) for idx in job.cfg_reads[st]]
@@ -28,7 +28,7 @@ def decode(job: Job, blobs: list[bytes], plat: Platform) -> dict:
     for (st, idx), value in zip(reads, _words(block, M.CFG_DUMP, len(reads)).tolist()):
         config.setdefault(str(st), {})[str(idx)] = value
     return {
-        "dest": dest.tolist(),
+        "dest": dest,
         "rwc": rwc,
         "adc": adc,
         "gpr": {str(t): row for t, row in enumerate(gprs.tolist())},

@@ -8,8 +8,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import struct
 from typing import Any
+
+import numpy as np
 
 from golden.registers import CONFIG_STATES, CONFIG_WORDS
 from golden.state import ADC_UNITS, COLS, DEST_ROWS, GPRS, THREADS, AdcChannel, Rwc
@@ -123,8 +124,47 @@ def _config(v: Any) -> dict:
 
 
 _COMMON = {"rwc": _rwc, "adc": _adc, "l1": _l1, "config": _config}
-_ROW = struct.Struct(f">{COLS}H")
-_ROW_BYTES = _ROW.size
+_ROW_BYTES = 2 * COLS
+
+
+def _dest_array(value: Any) -> np.ndarray:
+    """Dest as a uint16 (rows, 16) array: an array of that form as it is, lists checked cell by cell."""
+    if isinstance(value, np.ndarray) and value.dtype == np.uint16 and value.shape == (DEST_ROWS, COLS):
+        return value
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    need(isinstance(value, list) and len(value) == DEST_ROWS, f"dest is not {DEST_ROWS} rows")
+    for r, row in enumerate(value):
+        need(isinstance(row, (list, tuple)) and len(row) == COLS, f"dest row {r} is not {COLS} cells")
+        _ints(list(row), 0xFFFF, f"dest row {r}")
+    return np.array(value, dtype=np.uint16)
+
+
+def _valid_array(value: Any) -> np.ndarray:
+    """Dest's valid bits as a bool (rows,) array: an array of that form as it is, a list checked."""
+    if isinstance(value, np.ndarray) and value.dtype == np.bool_ and value.shape == (DEST_ROWS,):
+        return value
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    need(isinstance(value, list) and len(value) == DEST_ROWS and all(isinstance(x, bool) for x in value),
+         f"dest_valid is not {DEST_ROWS} booleans")
+    return np.array(value, dtype=bool)
+
+
+def _base_array(base: dict[int, list[int]]) -> np.ndarray:
+    """The case's initial Dest (rows it does not set are zero) as a fresh uint16 array."""
+    dest = np.zeros((DEST_ROWS, COLS), dtype=np.uint16)
+    if base:
+        rows = list(base)
+        dest[rows] = np.array([base[r] for r in rows], dtype=np.uint16)
+    return dest
+
+
+def _changed_rows(dest: np.ndarray, base: dict[int, list[int]]) -> dict[str, str]:
+    """{row: big-endian hex} for the rows of ``dest`` that differ from ``base``."""
+    rows = np.flatnonzero((dest != _base_array(base)).any(axis=1)).tolist()
+    big = dest[rows].astype(">u2")
+    return {str(r): big[k].tobytes().hex() for k, r in enumerate(rows)}
 
 
 def encode_state(state: dict, base: dict[int, list[int]]) -> dict:
@@ -133,18 +173,9 @@ def encode_state(state: dict, base: dict[int, list[int]]) -> dict:
     out: dict[str, Any] = {}
     for key, value in state.items():
         if key == "dest":
-            need(isinstance(value, list) and len(value) == DEST_ROWS, f"dest is not {DEST_ROWS} rows")
-            rows = {}
-            for r, row in enumerate(value):
-                need(isinstance(row, (list, tuple)) and len(row) == COLS, f"dest row {r} is not {COLS} cells")
-                row = _ints(list(row), 0xFFFF, f"dest row {r}")
-                if row != base.get(r, [0] * COLS):
-                    rows[str(r)] = _ROW.pack(*row).hex()
-            out["dest"] = rows
+            out["dest"] = _changed_rows(_dest_array(value), base)
         elif key == "dest_valid":
-            need(isinstance(value, list) and len(value) == DEST_ROWS and all(isinstance(x, bool) for x in value),
-                  f"dest_valid is not {DEST_ROWS} booleans")
-            out["dest_valid"] = int("".join("1" if x else "0" for x in value), 2).to_bytes(DEST_ROWS // 8, "big").hex()
+            out["dest_valid"] = np.packbits(_valid_array(value)).tobytes().hex()
         elif key == "gpr":
             out["gpr"] = {t: {str(i): x for i, x in enumerate(regs) if x} for t, regs in _gpr(value).items()}
         elif key in _COMMON:
@@ -158,17 +189,17 @@ def decode_state(stored: Any, base: dict[int, list[int]]) -> dict:
     out: dict[str, Any] = {}
     for key, value in mapping(stored, "state").items():
         if key == "dest":
-            dest = [list(base[r]) if r in base else [0] * COLS for r in range(DEST_ROWS)]
+            dest = _base_array(base)
+            rows, blobs = [], []
             for r, h in mapping(value, "dest").items():
-                b = _hexbytes(h, f"dest row {r}", _ROW_BYTES)
-                dest[_index(r, DEST_ROWS, "dest")] = list(_ROW.unpack(b))
+                blobs.append(_hexbytes(h, f"dest row {r}", _ROW_BYTES))
+                rows.append(_index(r, DEST_ROWS, "dest"))
+            if rows:
+                dest[rows] = np.frombuffer(b"".join(blobs), dtype=">u2").reshape(len(rows), COLS)
             out["dest"] = dest
         elif key == "dest_valid":
-            bits = int.from_bytes(_hexbytes(value, "dest_valid", DEST_ROWS // 8), "big")
-            if bits in (0, (1 << DEST_ROWS) - 1):
-                out["dest_valid"] = [bits != 0] * DEST_ROWS
-            else:
-                out["dest_valid"] = list(map("1".__eq__, format(bits, f"0{DEST_ROWS}b")))
+            bits = _hexbytes(value, "dest_valid", DEST_ROWS // 8)
+            out["dest_valid"] = np.unpackbits(np.frombuffer(bits, dtype=np.uint8)).astype(bool)
         elif key == "gpr":
             out["gpr"] = _gpr_sparse(value)
         elif key in _COMMON:

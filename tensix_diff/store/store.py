@@ -38,7 +38,7 @@ from functools import cache
 from pathlib import Path
 
 from ..case import NAME_RE, Case, case_hash
-from ..result import DEVICE_ERROR, GOLDEN_ERRORS, OK, REFUSED, Result
+from ..result import DEVICE_ERROR, GOLDEN_ERRORS, OK, REFUSED, Result, same_fields
 from .bundles import (BUNDLE_OPEN, BUNDLE_RE, HASH_RE, Line, Members, Places, Scan, Segment, StaleIndex,
                       StoreError, atomic_write, ends_complete, fingerprint, packed, read_index, scan, write_index)
 from .codec import (PROVENANCE_KEYS, Bad, check_provenance, decode_state, dumps, encode_state, mapping, need,
@@ -81,7 +81,7 @@ def _init_dest(case: Case | None) -> dict[int, list[int]]:
     return {r: list(v) for r, v in case.init.dest} if case is not None else {}
 
 
-@dataclass
+@dataclass(eq=False)
 class Recording:
     case_hash: str
     case_name: str
@@ -95,6 +95,9 @@ class Recording:
     @property
     def device(self) -> str:
         return device_of(self.provenance)
+
+    def __eq__(self, other: object) -> bool:
+        return same_fields(self, other)
 
     @classmethod
     def from_result(cls, case: Case, result: Result) -> "Recording":

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Container
 
 from ..case import Case
+from ..result import same_value
 from .bundles import StoreError
 from .codec import Bad, blob_hash, check_provenance, decode_state, mapping
 from .store import Recording, Store
@@ -109,7 +110,7 @@ def migrate(store: Store, source: Path, cases: dict[str, Case]) -> tuple[int, in
     check._check_layout = lambda: None                          # noqa: SLF001
     for rec in recs:       # every migrated recording reads back to the very same state before anything is removed
         got = check.get(rec.case_hash, rec.device, case=cases.get(rec.case_hash))
-        if got is None or got.state != rec.state or got.status != rec.status:
+        if got is None or not same_value(got.state, rec.state) or got.status != rec.status:
             raise StoreError(f"migration check failed for {rec.case_name}: not removing the old layout")
     for p in old:
         p.unlink()

@@ -27,6 +27,7 @@ from golden import isa
 from generators.profiles import profile_names
 from golden.riscv import RiscvAction
 from tensix_diff.case import Case, load_case, parse_case
+from tensix_diff.result import same_value
 
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -131,7 +132,7 @@ def _kernels() -> list[Case]:
 
 
 def _same(a, b) -> bool:
-    return a.status == b.status and a.state == b.state
+    return a.status == b.status and same_value(a.state, b.state)
 
 
 def _alone(hw, cases: list[Case]) -> dict:

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
 import pytest
 
-from tensix_diff.result import Result
+from tensix_diff.result import Result, dump_form, same_value
 from tensix_diff.compare import (DIVERGED, MATCHED, NothingCompared, compare, dest_bf16, dest_fp16, judge)
 
 
@@ -148,3 +149,26 @@ def test_unobserved_keys_are_listed_in_a_stable_order():
     c = compare(e, a)
     assert c.unobserved == ["adc 2 pack (only in expected)", "adc 2 unpack0 (only in expected)",
                             "config 0 2 (only in expected)", "config 0 10 (only in expected)"], c.unobserved
+
+
+def _arrays(s: dict) -> dict:
+    """``s`` with Dest and its valid bits in the in-process form (Result's note)."""
+    return {**s, "dest": np.array(s["dest"], dtype=np.uint16), "dest_valid": np.array(s["dest_valid"], dtype=bool)}
+
+
+def test_dest_as_arrays_compares_and_reports_as_the_dump_lists_do():
+    a, b = state(), state()
+    a["dest"][5][3], a["dest"][900][15], b["dest"][900][0] = 0x007F, 0x8000, 1
+    a["dest_valid"][9] = False
+    b["rwc"]["1"]["dst"] = 4
+    want = compare(a, b, ("golden", "ttsim"))
+    for left, right in ((_arrays(a), _arrays(b)), (_arrays(a), b), (a, _arrays(b))):
+        got = compare(left, right, ("golden", "ttsim"))
+        assert (got.compared, got.diffs, got.report(2), got.report()) == \
+            (want.compared, want.diffs, want.report(2), want.report())
+        assert all(type(d.expected) is type(d.actual) is (bool if d.region == "dest_valid" else int) for d in got.diffs)
+    assert [d.location for d in want.diffs if d.region == "dest"] == ["row 5 col 3", "row 900 col 0", "row 900 col 15"]
+    same = compare(_arrays(a), _arrays(a))
+    assert same.matched and same.compared == compare(a, a).compared == 16384 + 1024 + 24 + 144 + 192 + 4 + 1
+    assert same_value(_arrays(a), a) and not same_value(_arrays(a), _arrays(b))
+    assert dump_form(_arrays(a)) == a
