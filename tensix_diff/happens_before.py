@@ -19,6 +19,7 @@ mutex first conflicts through what the sections do.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass, field
 
@@ -41,9 +42,7 @@ def _overlap(a, b) -> bool:
 
 
 OWN = frozenset({"rwc", "adc", "gpr", "thread_config", "frontend", "wait_gate"})   # per-thread parts
-_INDEXED = OWN - {"wait_gate"} | {"semaphores"}
 _SCALARS = {int, bool, str, type(None)}
-_GATE = object()                             # the stepping thread's Wait Gate
 
 
 def _owners(s) -> dict:
@@ -66,7 +65,9 @@ def _owners(s) -> dict:
     top: dict = {}
     for f in dataclasses.fields(s):
         name, x = f.name, getattr(s, f.name)
-        if name in _INDEXED:
+        if name in OWN:
+            out[id(x)] = [(name, i) for i in range(len(x))]
+        elif name == "semaphores":
             for i, v in enumerate(x):
                 under(v, (name, i))
         elif name == "config":
@@ -76,8 +77,6 @@ def _owners(s) -> dict:
             for i, bank in enumerate(x.banks):
                 out[id(bank)] = dict.fromkeys(vars(bank), (name,)) | {"rows": (name, "rows", i)}
                 out[id(bank.rows)] = (name, "rows", i)
-        elif name == "wait_gate":
-            top[name] = _GATE
         elif name != "l1":
             top[name] = (name,)
             under(x, (name,))
@@ -125,30 +124,38 @@ class Recorder:
         self._reads: dict = {}
         self._writes: dict = {}
         self._touched: dict = {}      # id(array) -> (array, copy before the step)
+        self.own = -1                 # the stepping thread: its entries of the per-thread lists are its own
+        self.mine: list = []          # the per-thread lists whose entry ``own`` the step took
+        self._others: dict = {}       # another thread's own part taken -> (list, index, copy before the step)
         self.taken: list = []         # (container, key) of the cells read (golden.analysis.traced_state)
         self.written: list = []       # (container, key, value before) of the cells set
-        self._thread = -1
         self._section: dict[int, int] = {}
         self._waited: dict[int, tuple[set, int]] = {}
 
     def attach(self, m) -> None:
         """Record the run of machine ``m`` (before it starts; its state is instrumented in place)."""
-        self.m, self.state = m, traced_state.instrument(m.s)
+        self.m, self.state = m, traced_state.instrument(m.s, whole=OWN)
         self._owner = _owners(m.s)
 
     # --- the tracer's reports during one step (golden.analysis.traced_state) ---
     def _take(self, part: tuple) -> None:
-        """A part handed to a handler: read whole (and written whole: a thread's own part)."""
-        if part[0] in OWN and len(part) == 2 and part[1] == self._thread:
-            self._writes[part] = ALL
+        """A part handed to a handler: read whole."""
         self._reads[part] = ALL
 
-    def _part(self, o, key):
+    @staticmethod
+    def _part(o, key):
         """The part cell ``key`` of a container lies in (``o``: the container's entry in ``_owners``)."""
-        if o.__class__ is tuple:
-            return o
-        part = o.get(key)
-        return ("wait_gate", self._thread) if part is _GATE else part
+        return o if o.__class__ is tuple else o.get(key)
+
+    def whole(self, lst, i: int) -> None:
+        """Another thread's entry of a per-thread list taken whole: read, and written when the step changes it
+        (compared with a copy at the end of the step). The thread's own (``mine``) are read and written."""
+        part = self._owner[id(lst)][i]
+        if i == self.own:
+            self.mine.append(lst)
+        elif part not in self._others:
+            self._reads[part] = ALL
+            self._others[part] = (lst, i, copy.deepcopy(list.__getitem__(lst, i)))
 
     def touch(self, arr) -> None:
         if id(arr) not in self._touched:
@@ -172,8 +179,32 @@ class Recorder:
             to[part] = old | frozenset(detail)
 
     def _finish(self) -> tuple[dict, dict]:
-        """The step's reads and writes (part -> detail); a Config word written with its own value is read."""
-        reads, writes, owner, words, done = self._reads, self._writes, self._owner, {}, set()
+        """The step's reads and writes (part -> detail)."""
+        reads, writes = self._reads, self._writes
+        if self.mine:
+            owner, t = self._owner, self.own
+            for lst in self.mine:
+                part = owner[id(lst)][t]
+                reads[part] = writes[part] = ALL
+            self.mine = []
+        if self.taken or self.written:
+            self._cells(reads, writes)
+            self.taken, self.written = [], []
+        if self._touched:
+            self._arrays(writes)
+            self._touched = {}
+        if self._others:
+            for part, (lst, i, before) in self._others.items():
+                reads[part] = ALL
+                if list.__getitem__(lst, i) != before:
+                    writes[part] = ALL
+            self._others = {}
+        self._reads, self._writes = {}, {}
+        return reads, writes
+
+    def _cells(self, reads: dict, writes: dict) -> None:
+        """The parts of the cells the step took and set; a Config word written with its own value is read."""
+        owner, words, done = self._owner, {}, set()
         for obj, key in self.taken:
             i = id(obj)
             if i in done:
@@ -206,6 +237,12 @@ class Recorder:
             now = value(obj, key)
             if not (now is before or now == before):
                 writes[part] = ALL
+        for i, ws in words.items():
+            reads["config", i] = frozenset(ws)
+
+    def _arrays(self, writes: dict) -> None:
+        """The parts of the arrays the step changed (Dest by row)."""
+        owner = self._owner
         for arr, before in self._touched.values():
             now = arr.view(np.ndarray)
             if now.tobytes() == before.tobytes():
@@ -217,17 +254,10 @@ class Recorder:
                     self._add(writes, part, rows.tolist())
             elif diff.any():
                 writes[part] = ALL
-        for i, ws in words.items():
-            reads["config", i] = frozenset(ws)
-        self._reads, self._writes = {}, {}
-        if self._touched:
-            self._touched = {}
-        self.taken, self.written = [], []
-        return reads, writes
 
     def step(self, t: int, d, index: int) -> None:
         m = self.m
-        self._thread = t
+        self.own = t
         traced_state.ACTIVE = self
         try:
             m.step(t, d, index)

@@ -7,7 +7,8 @@ plain Tensix never holds them, so tracking costs nothing when off). A recorder (
 tensix_diff.happens_before.Recorder) gets in its list ``taken`` the (container, key) of each cell a step
 takes and in ``written`` the (container, key, value before) of each cell about to be set (lists are cheaper
 than calls; the recorder reads them at the end of the step), ``read_array(arr, index)`` and ``touch(arr)`` (about to be written, or a view taken) for an
-array, ``read_l1(l1, addr, n)`` and ``wrote_l1(l1, addr, n, changed, before, after)`` for L1.
+array, ``read_l1(l1, addr, n)`` and ``wrote_l1(l1, addr, n, changed, before, after)`` for L1, and ``own``, ``mine``
+and ``whole(lst, i)`` for the entries of a TWhole list (only the race check asks for those).
 
 Cells: one Dest / SrcA / SrcB / LReg element or Dest valid bit, one L1 byte, one list entry (a GPR, a Config
 word, ...), one dataclass field (an RWC, an ADC field, ...); the SFPU flag stack, the mutexes and the
@@ -165,6 +166,31 @@ class TList(list):
         return list.__iter__(self)
 
 
+class TWhole(list):
+    """A list whose entries are left plain, each reported whole when taken or set (before the handler sees
+    it): entry ``r.own`` (the stepping thread's) by appending the list to ``r.mine``, any other by
+    ``r.whole(lst, i)``; for a recorder that wants them whole rather than cell by cell."""
+
+    def __getitem__(self, i):
+        r = ACTIVE
+        if r is not None:
+            if i == r.own:
+                r.mine.append(self)
+            elif i.__class__ is int:
+                r.whole(self, i % len(self))
+            else:
+                for k in range(len(self))[i]:
+                    r.whole(self, k)
+        return list.__getitem__(self, i)
+
+    def __setitem__(self, i, v):
+        self[i]
+        list.__setitem__(self, i, v)
+
+    def __iter__(self):
+        return (self[k] for k in range(len(self)))
+
+
 class TArray(np.ndarray):
     """An array whose elements are cells; ``lw`` holds each element's last writer (-1: none), ``ids`` their
     flat indices (both made when first asked for). Arrays numpy derives from it are not ``tracked`` and
@@ -295,6 +321,7 @@ class TL1(L1):
 
 
 _CLASSES: dict[type, type] = {}
+_NAMES: dict[type, tuple] = {}
 
 
 def _cell(name: str) -> property:
@@ -330,32 +357,47 @@ def _traced_class(cls: type, lists: frozenset) -> type:
     sub = _CLASSES.get((cls, lists))
     if sub is None:
         sub = _CLASSES[cls, lists] = type(f"Traced{cls.__name__}", (cls,), {
-            f.name: _held(f.name) if f.name in lists else _cell(f.name) for f in dataclasses.fields(cls)})
+            name: _held(name) if name in lists else _cell(name) for name in _names(cls)})
     return sub
 
 
-def instrument(x):
-    """``x`` with its containers swapped for traced ones, recursively (in place where it can)."""
+def instrument(x, whole: frozenset = frozenset()):
+    """``x`` with its containers swapped for traced ones, recursively (in place where it can); the lists in
+    the fields of ``x`` named in ``whole`` become TWhole, their entries left plain."""
     if isinstance(x, np.ndarray):
         return _tarray(x)
     if isinstance(x, list):
         if set(map(type, x)) <= _SCALARS:
             return TList(x)
-        if all(isinstance(v, (list, dict)) or dataclasses.is_dataclass(v) for v in x):
+        if all(isinstance(v, (list, dict)) or _is_dataclass(v) for v in x):
             return [instrument(v) for v in x]        # a list of containers: its entries hold the cells
         return TList(v if v.__class__ in _SCALARS else instrument(v) for v in x)
     if isinstance(x, dict):
         return {k: instrument(v) for k, v in x.items()}
     if isinstance(x, L1):
         return TL1(x)
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        lists = set()
-        for f in dataclasses.fields(x):
-            v = getattr(x, f.name)
-            if f.name not in _LEAVES | _UNTRACKED and v.__class__ not in _SCALARS:
-                v = instrument(v)
-                object.__setattr__(x, f.name, v)
+    if _is_dataclass(x):
+        lists, d, skip = set(), x.__dict__, _LEAVES | _UNTRACKED
+        for name in _names(x.__class__):
+            v = d[name]
+            if name in whole:
+                v = d[name] = TWhole(v)
+                lists.add(name)
+            elif name not in skip and v.__class__ not in _SCALARS:
+                v = d[name] = instrument(v)
                 if isinstance(v, list):
-                    lists.add(f.name)
-        x.__class__ = _traced_class(type(x), frozenset(lists))
+                    lists.add(name)
+        x.__class__ = _traced_class(x.__class__, frozenset(lists))
     return x
+
+
+def _is_dataclass(x) -> bool:
+    return hasattr(x.__class__, "__dataclass_fields__") and not isinstance(x, type)
+
+
+def _names(cls: type) -> tuple:
+    """The field names of the dataclass ``cls``."""
+    names = _NAMES.get(cls)
+    if names is None:
+        names = _NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
