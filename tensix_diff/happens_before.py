@@ -4,7 +4,9 @@ synchronisation orders, and the conflicting pairs nothing orders (race candidate
 Accesses are the cells golden.analysis.traced_state reports (the tracer provenance uses), each coarsened to
 its part (``_owners``): taking a cell reads its whole part; a write is a part whose value the step changed
 (Dest by row, Config by word, L1 by page, SrcA / SrcB rows by bank). A write of the value already there counts
-as a read: it conflicts with every other write of that part.
+as a read: it conflicts with every other write of that part. A thread's own parts (its RWCs, ADCs, GPRs,
+ThreadConfig, frontend, Wait Gate) are traced whole, their cells unwatched: taken by their thread, read and
+written; taken by another (ADCs, as adc[adc_thread]), read, and written when the step changed them.
 
 Order: each thread's program order, plus one edge per wait that blocked in the run (SEMWAIT, STALLWAIT on
 valid bits, a RISC-V poll, ...) from the step that released it, when that is sound in every schedule: the
@@ -49,7 +51,7 @@ def _owners(s) -> dict:
     """id(instrumented container) -> how its cells map to parts: a part (the container lies in it), a Config
     state's number (its words), or a dict (field -> part, None: structure only). Parts: Dest (rows), Config
     words, L1 pages, SrcA / SrcB rows by bank apart from their ownership and pointers, semaphores one by one,
-    each thread's own parts, the rest whole."""
+    the rest whole; a per-thread list (traced whole) -> its entries' parts, by thread."""
     out: dict = {}
 
     def under(x, part):
