@@ -59,9 +59,11 @@ def _owners(s) -> dict:
             for v in x.values():
                 under(v, part)
             return
-        if isinstance(x, (list, np.ndarray)) or dataclasses.is_dataclass(x):
+        if isinstance(x, np.ndarray):
             out[id(x)] = part
-            for v in (x if isinstance(x, list) else vars(x).values() if dataclasses.is_dataclass(x) else ()):
+        elif isinstance(x, list) or hasattr(x, "__dataclass_fields__"):
+            out[id(x)] = part
+            for v in x if isinstance(x, list) else vars(x).values():
                 if v.__class__ not in _SCALARS:
                     under(v, part)
     top: dict = {}
