@@ -346,10 +346,15 @@ def _cell(name: str) -> property:
     return property(get, put)
 
 
-def _held(name: str) -> property:
-    """A dataclass field holding a list: its entries are the cells; setting it is a write."""
-    cell = _cell(name)
-    return property(lambda self: self.__dict__[name], cell.fset)
+class _Held:
+    """A dataclass field holding a list: its entries are the cells; setting it is a write. It has no __get__,
+    so reading the field reads the instance's __dict__ at C speed."""
+
+    def __init__(self, name: str):
+        self.put = _cell(name).fset
+
+    def __set__(self, obj, v) -> None:
+        self.put(obj, v)
 
 
 def _traced_class(cls: type, lists: frozenset) -> type:
@@ -357,7 +362,7 @@ def _traced_class(cls: type, lists: frozenset) -> type:
     sub = _CLASSES.get((cls, lists))
     if sub is None:
         sub = _CLASSES[cls, lists] = type(f"Traced{cls.__name__}", (cls,), {
-            name: _held(name) if name in lists else _cell(name) for name in _names(cls)})
+            name: _Held(name) if name in lists else _cell(name) for name in _names(cls)})
     return sub
 
 
