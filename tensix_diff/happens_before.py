@@ -1,10 +1,12 @@
 """Happens-before over one golden run: which state each thread's steps read and wrote, which of them the
 synchronisation orders, and the conflicting pairs nothing orders (race candidates, tensix_diff.race).
 
-Accesses are seen through tensix_diff.access_view (golden handlers reach all state as ``m.s.<part>``):
-taking a part reads it; a write is a part whose value the step changed (Dest by row, Config by word, L1 by
-page, SrcA / SrcB rows by bank). A write of the value already there counts as a read: it conflicts with
-every other write of that part.
+Accesses are the cells golden.analysis.traced_state reports (the tracer provenance uses), each coarsened to
+its part (``_owners``): taking a cell reads its whole part; a write is a part whose value the step changed
+(Dest by row, Config by word, L1 by page, SrcA / SrcB rows by bank). A write of the value already there counts
+as a read: it conflicts with every other write of that part. A thread's own parts (its RWCs, ADCs, GPRs,
+ThreadConfig, frontend, Wait Gate) are traced whole, their cells unwatched: taken by their thread, read and
+written; taken by another (ADCs, as adc[adc_thread]), read, and written when the step changed them.
 
 Order: each thread's program order, plus one edge per wait that blocked in the run (SEMWAIT, STALLWAIT on
 valid bits, a RISC-V poll, ...) from the step that released it, when that is sound in every schedule: the
@@ -19,29 +21,75 @@ mutex first conflicts through what the sections do.
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from golden.analysis import traced_state
+from golden.analysis.traced_state import firsts, value
 from golden.errors import Blocked, GoldenError
 
-from .access_view import ALL, StateView, snapshot
-
+ALL = None                                   # a detail covering the whole part
 _ABSENT = frozenset()                        # no access
 _NO_ORDER = frozenset({("mutex",)})          # parts whose release orders nothing
 _SYNC = frozenset({"semaphores", "srca", "srcb"})   # (SrcA / SrcB: their ownership and pointers, not rows)
-
-
-def _union(a, b):
-    if a is ALL or b is ALL:
-        return ALL
-    return a | b
 
 
 def _overlap(a, b) -> bool:
     if a is _ABSENT or b is _ABSENT:
         return False
     return a is ALL or b is ALL or not a.isdisjoint(b)
+
+
+OWN = frozenset({"rwc", "adc", "gpr", "thread_config", "frontend", "wait_gate"})   # per-thread parts
+_SCALARS = {int, bool, str, type(None)}
+
+
+def _owners(s) -> dict:
+    """id(instrumented container) -> how its cells map to parts: a part (the container lies in it), a Config
+    state's number (its words), or a dict (field -> part, None: structure only). Parts: Dest (rows), Config
+    words, L1 pages, SrcA / SrcB rows by bank apart from their ownership and pointers, semaphores one by one,
+    the rest whole; a per-thread list (traced whole) -> its entries' parts, by thread."""
+    out: dict = {}
+
+    def under(x, part):
+        if isinstance(x, dict):
+            for v in x.values():
+                under(v, part)
+            return
+        if isinstance(x, np.ndarray):
+            out[id(x)] = part
+        elif isinstance(x, list) or hasattr(x, "__dataclass_fields__"):
+            out[id(x)] = part
+            for v in x if isinstance(x, list) else vars(x).values():
+                if v.__class__ not in _SCALARS:
+                    under(v, part)
+    top: dict = {}
+    for f in dataclasses.fields(s):
+        name, x = f.name, getattr(s, f.name)
+        if name in OWN:
+            out[id(x)] = [(name, i) for i in range(len(x))]
+        elif name == "semaphores":
+            for i, v in enumerate(x):
+                under(v, (name, i))
+        elif name == "config":
+            out.update((id(words), i) for i, words in enumerate(x))
+        elif name in ("srca", "srcb"):
+            out[id(x)] = out[id(x.unpacker_row)] = (name,)
+            for i, bank in enumerate(x.banks):
+                out[id(bank)] = dict.fromkeys(vars(bank), (name,)) | {"rows": (name, "rows", i)}
+                out[id(bank.rows)] = (name, "rows", i)
+        elif name != "l1":
+            top[name] = (name,)
+            under(x, (name,))
+    out[id(s)] = top
+    return out
+
+
+def _pages(l1, addr: int, n: int) -> range:
+    return range(addr // l1.PAGE, (addr + max(n, 1) - 1) // l1.PAGE + 1)
 
 
 @dataclass(slots=True)
@@ -71,75 +119,150 @@ class Candidate:
 
 
 class Recorder:
-    """Wraps golden's Tensix.step while a run is recorded (``m.s`` is tensix_diff.access_view.StateView meanwhile)."""
+    """Records golden's Tensix.step (golden.analysis.traced_state, the tracer provenance uses): each cell a step
+    takes or changes is coarsened to its part (``_owners``)."""
 
     def __init__(self):
         self.steps: list[Step] = []
         self.count = [0] * 4
         self._reads: dict = {}
         self._writes: dict = {}
-        self._snap: dict = {}
-        self._thread = -1
+        self._touched: dict = {}      # id(array) -> (array, copy before the step)
+        self.own = -1                 # the stepping thread: its entries of the per-thread lists are its own
+        self.mine: list = []          # the per-thread lists whose entry ``own`` the step took
+        self._others: dict = {}       # another thread's own part taken -> (list, index, copy before the step)
+        self.taken: list = []         # (container, key) of the cells read (golden.analysis.traced_state)
+        self.written: list = []       # (container, key, value before) of the cells set
         self._section: dict[int, int] = {}
         self._waited: dict[int, tuple[set, int]] = {}
 
     def attach(self, m) -> None:
-        """Record the run of machine ``m`` (before it starts)."""
-        self.m, self.state = m, m.s
-        self.view = StateView(m.s, self)
+        """Record the run of machine ``m`` (before it starts; its state is instrumented in place)."""
+        self.m, self.state = m, traced_state.instrument(m.s, whole=OWN)
+        self._owner = _owners(m.s)
 
-    # --- accesses during one step ---
-    def read(self, key: tuple, detail) -> None:
-        d = ALL if detail is ALL else frozenset(detail)
-        old = self._reads.get(key, frozenset())
-        self._reads[key] = _union(old, d)
+    # --- the tracer's reports during one step (golden.analysis.traced_state) ---
+    def _take(self, part: tuple) -> None:
+        """A part handed to a handler: read whole."""
+        self._reads[part] = ALL
 
-    def write(self, key: tuple, changed, touched) -> None:
-        """A write of ``touched``; the parts of it in ``changed`` took a new value (the rest read)."""
-        if changed is not ALL and not changed:
-            self.read(key, touched)
-            return
-        d = ALL if changed is ALL else frozenset(changed)
-        self._writes[key] = _union(self._writes.get(key, frozenset()), d)
+    @staticmethod
+    def _part(o, key):
+        """The part cell ``key`` of a container lies in (``o``: the container's entry in ``_owners``)."""
+        return o if o.__class__ is tuple else o.get(key)
 
-    def take(self, key: tuple, obj):
-        """A part handed to a handler by reference: read now, written if its value changes by the end."""
-        if key not in self._snap:
-            if key == ("dest",):
-                self._snap[key] = (obj, obj.bits.tobytes(), obj.valid.tobytes())
-            else:
-                self._snap[key] = (obj, snapshot(key, obj), None)
-        return obj
+    def whole(self, lst, i: int) -> None:
+        """Another thread's entry of a per-thread list taken whole: read, and written when the step changes it
+        (compared with a copy at the end of the step). The thread's own (``mine``) are read and written."""
+        part = self._owner[id(lst)][i]
+        if i == self.own:
+            self.mine.append(lst)
+        elif part not in self._others:
+            self._reads[part] = ALL
+            self._others[part] = (lst, i, copy.deepcopy(list.__getitem__(lst, i)))
+
+    def touch(self, arr) -> None:
+        if id(arr) not in self._touched:
+            self._touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
+
+    def read_array(self, arr, i) -> None:
+        self.touch(arr)
+        self._take(self._owner[id(arr)])
+
+    def read_l1(self, l1, addr: int, n: int) -> None:
+        self._add(self._reads, ("l1",), _pages(l1, addr, n))
+
+    def wrote_l1(self, l1, addr: int, n: int, changed, before, after) -> None:
+        """A write of the value already there reads it."""
+        self._add(self._writes if changed.size else self._reads, ("l1",), _pages(l1, addr, n))
+
+    @staticmethod
+    def _add(to: dict, part: tuple, detail) -> None:
+        old = to.get(part, _ABSENT)
+        if old is not ALL:
+            to[part] = old | frozenset(detail)
 
     def _finish(self) -> tuple[dict, dict]:
+        """The step's reads and writes (part -> detail)."""
         reads, writes = self._reads, self._writes
-        if not self._snap:
-            self._reads, self._writes = {}, {}
-            return reads, writes
-        for key, (obj, before, valid) in self._snap.items():
-            if key == ("dest",):
-                reads[key] = ALL
-                if obj.bits.tobytes() != before or obj.valid.tobytes() != valid:
-                    rows = np.flatnonzero((obj.bits.view(np.uint64) != np.frombuffer(before, np.uint64).reshape(-1, 4))
-                                          .any(axis=1) | (obj.valid != np.frombuffer(valid, bool)))
-                    writes[key] = _union(writes.get(key, frozenset()), frozenset(rows.tolist()))
-            else:
-                reads[key] = ALL
-                if snapshot(key, self._current(key)) != before:
-                    writes[key] = ALL
-        self._reads, self._writes, self._snap = {}, {}, {}
+        if self.mine:
+            owner, t = self._owner, self.own
+            for lst in self.mine:
+                part = owner[id(lst)][t]
+                reads[part] = writes[part] = ALL
+            self.mine = []
+        if self.taken or self.written:
+            self._cells(reads, writes)
+            self.taken, self.written = [], []
+        if self._touched:
+            self._arrays(writes)
+            self._touched = {}
+        if self._others:
+            for part, (lst, i, before) in self._others.items():
+                reads[part] = ALL
+                if list.__getitem__(lst, i) != before:
+                    writes[part] = ALL
+            self._others = {}
+        self._reads, self._writes = {}, {}
         return reads, writes
 
-    def _current(self, key: tuple):
-        obj = getattr(self.state, key[0])
-        if len(key) == 3:
-            return obj.banks[key[2]].rows
-        return obj[key[1]] if len(key) > 1 else obj
+    def _cells(self, reads: dict, writes: dict) -> None:
+        """The parts of the cells the step took and set; a Config word written with its own value is read."""
+        owner, words, done = self._owner, {}, set()
+        for obj, key in self.taken:
+            i = id(obj)
+            if i in done:
+                continue
+            o = owner.get(i)
+            if o is None or o.__class__ is tuple:     # structure, or a container inside one part: once
+                done.add(i)
+                if o is not None and o not in reads:
+                    self._take(o)
+            elif o.__class__ is int:                  # a Config word
+                words.setdefault(o, set()).add(key)
+            else:
+                part = self._part(o, key)
+                if part is not None and part not in reads:
+                    self._take(part)
+        for obj, key, before in firsts(self.written).values() if self.written else ():
+            o = owner.get(id(obj))
+            if o is None:
+                continue
+            if o.__class__ is int:
+                now = value(obj, key)
+                self._add(writes, ("config", o), (key,)) if not (now is before or now == before) else \
+                    words.setdefault(o, set()).add(key)
+                continue
+            part = o if o.__class__ is tuple else self._part(o, key)     # setting a cell takes its part
+            if part is None or writes.get(part, _ABSENT) is ALL:
+                continue
+            if part not in reads:
+                self._take(part)
+            now = value(obj, key)
+            if not (now is before or now == before):
+                writes[part] = ALL
+        for i, ws in words.items():
+            reads["config", i] = frozenset(ws)
+
+    def _arrays(self, writes: dict) -> None:
+        """The parts of the arrays the step changed (Dest by row)."""
+        owner = self._owner
+        for arr, before in self._touched.values():
+            now = arr.view(np.ndarray)
+            if now.tobytes() == before.tobytes():
+                continue
+            part, diff = owner[id(arr)], now != before
+            if part == ("dest",):             # Dest by row: its bits or its valid bit
+                rows = np.flatnonzero(diff.any(axis=1) if diff.ndim == 2 else diff)
+                if rows.size:
+                    self._add(writes, part, rows.tolist())
+            elif diff.any():
+                writes[part] = ALL
 
     def step(self, t: int, d, index: int) -> None:
         m = self.m
-        self._thread = t
-        m.s = self.view
+        self.own = t
+        traced_state.ACTIVE = self
         try:
             m.step(t, d, index)
         except Blocked:
@@ -151,7 +274,7 @@ class Recorder:
             self._record(t)
             raise
         finally:
-            m.s = self.state
+            traced_state.ACTIVE = None
         self._record(t)
 
     def _record(self, t: int) -> None:

@@ -53,7 +53,7 @@ class RaceCache(ResultCache):
     """tensix_diff.race.check per case (default schedules), for commands that judge the same cases again."""
 
     def __init__(self):
-        super().__init__("race", ("race.py", "happens_before.py", "access_view.py", "golden_run.py", "case",
+        super().__init__("race", ("race.py", "happens_before.py", "golden_run.py", "case",
                                   "compare.py"))
 
     def check(self, case: Case) -> RaceReport:

@@ -73,7 +73,7 @@ class Traced(Tensix):
         expanded = d.ins is not None and not (index < len(words) and words[index] == d.word)
         self.occurrences.append(Occurrence(t, index if d.ins is not None else None, d, expanded,
                                            self._loader.get(t) if expanded else None))
-        rec.reads, rec.old, rec.touched, rec.l1 = [], {}, {}, []
+        rec.reads, rec.taken, rec.written, rec.touched, rec.l1 = [], [], [], {}, []
         ts.ACTIVE = rec
         try:
             super().step(t, d, index)

@@ -1,13 +1,22 @@
-"""Golden state instrumented in place for data provenance (golden.analysis.provenance): which cells a step reads, with
-their last writers, and the values before the cells it changes.
+"""Golden state instrumented in place: the one tracer of the cells a step reads and changes, for data provenance
+(golden.analysis.provenance: with their last writers) and the race check (tensix_diff.happens_before: by part).
 
 ``instrument(s)`` swaps a TensixState's lists, arrays, L1 and dataclasses for subclasses that report to the
-``Recorder`` set in ``ACTIVE`` while a step runs (None: they behave as the plain types and record nothing; a
-plain Tensix never holds them, so tracking costs nothing when off). Cells: one Dest / SrcA / SrcB / LReg element
-or Dest valid bit, one L1 byte, one list entry (a GPR, a Config word, ...), one dataclass field (an RWC, an ADC
-field, ...); the SFPU flag stack, the mutexes and the mailboxes are one cell each. A write is a cell whose value
-the step changed (writing the value already there is no write); a read is any cell the step took (taking a
-view of an array reads all of it). The Wait Gate latches are not tracked: they order issue, they carry no data.
+recorder set in ``ACTIVE`` while a step runs (None: they behave as the plain types and record nothing; a
+plain Tensix never holds them, so tracking costs nothing when off). A recorder (``Recorder`` below,
+tensix_diff.happens_before.Recorder) gets in its list ``taken`` the (container, key) of each cell a step
+takes and in ``written`` the (container, key, value before) of each cell about to be set (lists are cheaper
+than calls; the recorder reads them at the end of the step), ``read_array(arr, index)`` and ``touch(arr)`` (about to be written, or a view taken) for an
+array, ``read_l1(l1, addr, n)`` and ``wrote_l1(l1, addr, n, changed, before, after)`` for L1, and ``own``, ``mine``
+and ``whole(lst, i)`` for the entries of a TWhole list (only the race check asks for those).
+
+Cells: one Dest / SrcA / SrcB / LReg element or Dest valid bit, one L1 byte, one list entry (a GPR, a Config
+word, ...), one dataclass field (an RWC, an ADC field, ...); the SFPU flag stack, the mutexes and the
+mailboxes are one cell each. A list of containers and a field holding a list are structure: their entries
+are the cells (setting such a field is still a write). A write is a cell whose value the step changed
+(writing the value already there is no write); a read is any cell the step took (taking a view of an array
+reads all of it). The Wait Gate latches are not instrumented: they order issue, they carry no data (taking
+them is reported, as a cell of the state).
 """
 from __future__ import annotations
 
@@ -21,6 +30,7 @@ from ..state import L1
 ACTIVE: "Recorder | None" = None    # the recorder of the step running now (None: nothing records)
 _LEAVES = {"cc_stack", "mutex", "mailboxes"}     # mutable containers kept whole, as one cell each
 _UNTRACKED = {"wait_gate"}
+_SCALARS = {int, bool, float, str, type(None)}
 
 
 @dataclass
@@ -39,24 +49,42 @@ class Recorder:
         self.last: dict[tuple, int] = {}          # (id(container), key) -> occurrence
         self.occ = -1
         self.reads: list = []
-        self.old: dict[tuple, tuple] = {}         # cell -> (container, key, value before the step)
+        self.taken: list = []                     # (container, key) of the cells read
+        self.written: list = []                   # (container, key, value before) of the cells set
         self.touched: dict[int, tuple] = {}       # id(array) -> (array, copy before the step)
         self.l1: list = []                        # (L1, addresses changed, before, after)
 
-    def read(self, obj, key) -> None:
-        w = self.last.get((id(obj), key))
-        if w is not None:
-            self.reads.append(("c", w, obj, key))
+    def touch(self, arr: "TArray") -> None:
+        if id(arr) not in self.touched:
+            self.touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
 
-    def will_write(self, obj, key, value) -> None:
-        cell = (id(obj), key)
-        if cell not in self.old:
-            self.old[cell] = (obj, key, value)
+    def read_array(self, arr: "TArray", i) -> None:
+        self.touch(arr)
+        w = arr.lw[i] if i is not None else arr.lw
+        if np.ndim(w):
+            hit = w >= 0
+            if hit.any():
+                self.reads.append(("a", w[hit].ravel(), arr, (arr.ids[i] if i is not None else arr.ids)[hit].ravel()))
+        elif w >= 0:
+            self.reads.append(("a", np.array([w]), arr, np.array([arr.ids[i]])))
+
+    def read_l1(self, l1: "TL1", addr: int, n: int) -> None:
+        self.reads += [("l", w, l1, a) for w, a in l1.writers(addr, n)]
+
+    def wrote_l1(self, l1: "TL1", addr: int, n: int, changed, before, after) -> None:
+        if changed.size:
+            self.l1.append((l1, addr + changed, before[changed], after[changed]))
+            if not self.scratch:
+                l1.mark(addr, n, changed, self.occ)
 
     def commit(self) -> tuple[list, Undo]:
         occ, last = self.occ, self.last
+        for obj, key in self.taken:
+            w = last.get((id(obj), key))
+            if w is not None:
+                self.reads.append(("c", w, obj, key))
         cells, arrays = {}, {}
-        for cell, (obj, key, before) in self.old.items():
+        for cell, (obj, key, before) in firsts(self.written).items():
             now = value(obj, key)
             if not (now is before or now == before):
                 last[cell] = occ
@@ -78,7 +106,7 @@ class Recorder:
 
     def revert(self) -> None:
         """Put back everything the step wrote (a scratch re-run)."""
-        for obj, key, before in self.old.values():
+        for obj, key, before in firsts(self.written).values():
             poke(obj, key, before)
         for arr, before in self.touched.values():
             arr.view(np.ndarray)[...] = before
@@ -86,10 +114,20 @@ class Recorder:
             l1.poke(addrs, before)
 
 
+def firsts(written: list) -> dict:
+    """cell -> (container, key, value before the step) of the cells a step set."""
+    out: dict = {}
+    for obj, key, before in written:
+        cell = (id(obj), key)
+        if cell not in out:
+            out[cell] = (obj, key, before)
+    return out
+
+
 def value(obj, key):
     if isinstance(obj, list):
         return list.__getitem__(obj, key)
-    v = object.__getattribute__(obj, key)
+    v = obj.__dict__[key]
     return v.copy() if key in _LEAVES else v
 
 
@@ -97,7 +135,7 @@ def poke(obj, key, value) -> None:
     if isinstance(obj, list):
         list.__setitem__(obj, key, value)
     else:
-        object.__setattr__(obj, key, value.copy() if key in _LEAVES else value)
+        obj.__dict__[key] = value.copy() if key in _LEAVES else value
 
 
 class TList(list):
@@ -109,56 +147,80 @@ class TList(list):
     def __getitem__(self, i):
         r = ACTIVE
         if r is not None:
-            for k in self._keys(i):
-                r.read(self, k)
+            if i.__class__ is int:
+                r.taken.append((self, i % len(self)))
+            else:
+                r.taken += [(self, k) for k in self._keys(i)]
         return list.__getitem__(self, i)
 
     def __setitem__(self, i, v):
         r = ACTIVE
         if r is not None:
-            for k in self._keys(i):
-                r.will_write(self, k, list.__getitem__(self, k))
+            r.written += [(self, k, list.__getitem__(self, k)) for k in self._keys(i)]
         list.__setitem__(self, i, v)
 
     def __iter__(self):
         r = ACTIVE
         if r is not None:
-            for k in range(len(self)):
-                r.read(self, k)
+            r.taken += [(self, k) for k in range(len(self))]
         return list.__iter__(self)
 
 
+class TWhole(list):
+    """A list whose entries are left plain, each reported whole when taken or set (before the handler sees
+    it): entry ``r.own`` (the stepping thread's) by appending the list to ``r.mine``, any other by
+    ``r.whole(lst, i)``; for a recorder that wants them whole rather than cell by cell."""
+
+    def __getitem__(self, i):
+        r = ACTIVE
+        if r is not None:
+            if i == r.own:
+                r.mine.append(self)
+            elif i.__class__ is int:
+                r.whole(self, i % len(self))
+            else:
+                for k in range(len(self))[i]:
+                    r.whole(self, k)
+        return list.__getitem__(self, i)
+
+    def __setitem__(self, i, v):
+        self[i]
+        list.__setitem__(self, i, v)
+
+    def __iter__(self):
+        return (self[k] for k in range(len(self)))
+
+
 class TArray(np.ndarray):
-    """An array whose elements are cells; ``lw`` holds each element's last writer (-1: none). Arrays numpy
-    derives from it carry no ``lw`` and record nothing; a ufunc on the whole array reads all of it."""
+    """An array whose elements are cells; ``lw`` holds each element's last writer (-1: none), ``ids`` their
+    flat indices (both made when first asked for). Arrays numpy derives from it are not ``tracked`` and
+    record nothing; a ufunc on the whole array reads all of it."""
 
-    lw = None
+    tracked = False
 
-    def _touch(self, r: Recorder) -> None:
-        if id(self) not in r.touched:
-            r.touched[id(self)] = (self, self.view(np.ndarray).copy())
+    @property
+    def lw(self) -> np.ndarray:
+        if "_lw" not in self.__dict__:
+            self._lw = np.full(self.shape, -1, dtype=np.int32)
+        return self._lw
 
-    def _read(self, r: Recorder, i) -> None:
-        self._touch(r)
-        w = self.lw[i] if i is not None else self.lw
-        if np.ndim(w):
-            hit = w >= 0
-            if hit.any():
-                r.reads.append(("a", w[hit].ravel(), self, (self.ids[i] if i is not None else self.ids)[hit].ravel()))
-        elif w >= 0:
-            r.reads.append(("a", np.array([w]), self, np.array([self.ids[i]])))
+    @property
+    def ids(self) -> np.ndarray:
+        if "_ids" not in self.__dict__:
+            self._ids = np.arange(self.size).reshape(self.shape)
+        return self._ids
 
     def __getitem__(self, i):
         r = ACTIVE
         out = np.ndarray.__getitem__(self.view(np.ndarray), i)
-        if r is not None and self.lw is not None:
-            self._read(r, i)
+        if r is not None and self.tracked:
+            r.read_array(self, i)
         return out
 
     def __setitem__(self, i, v):
         r = ACTIVE
-        if r is not None and self.lw is not None:
-            self._touch(r)
+        if r is not None and self.tracked:
+            r.touch(self)
         np.ndarray.__setitem__(self.view(np.ndarray), i, v)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kw):
@@ -166,22 +228,21 @@ class TArray(np.ndarray):
         plain = []
         for x in inputs:
             if isinstance(x, TArray):
-                if r is not None and x.lw is not None:
-                    x._read(r, None)
+                if r is not None and x.tracked:
+                    r.read_array(x, None)
                 x = x.view(np.ndarray)
             plain.append(x)
         if "out" in kw:
             for o in kw["out"]:
-                if isinstance(o, TArray) and r is not None and o.lw is not None:
-                    o._touch(r)
+                if isinstance(o, TArray) and r is not None and o.tracked:
+                    r.touch(o)
             kw["out"] = tuple(o.view(np.ndarray) if isinstance(o, TArray) else o for o in kw["out"])
         return getattr(ufunc, method)(*plain, **kw)
 
 
 def _tarray(a: np.ndarray) -> TArray:
     t = np.ascontiguousarray(a).view(TArray)
-    t.lw = np.full(a.shape, -1, dtype=np.int32)
-    t.ids = np.arange(a.size).reshape(a.shape)
+    t.tracked = True
     return t
 
 
@@ -203,14 +264,18 @@ class TL1(L1):
     def read(self, addr: int, n: int) -> bytes:
         r = ACTIVE
         if r is not None:
-            for page, off, take in self._spans(addr, n):
-                lw = self.lw.get(page)
-                if lw is not None:
-                    w = lw[off:off + take]
-                    hit = np.flatnonzero(w >= 0)
-                    if hit.size:
-                        r.reads.append(("l", w[hit], self, page * self.PAGE + off + hit))
+            r.read_l1(self, addr, n)
         return super().read(addr, n)
+
+    def writers(self, addr: int, n: int):
+        """(last writers, addresses) of the written bytes of [addr, addr + n), page by page."""
+        for page, off, take in self._spans(addr, n):
+            lw = self.lw.get(page)
+            if lw is not None:
+                w = lw[off:off + take]
+                hit = np.flatnonzero(w >= 0)
+                if hit.size:
+                    yield w[hit], page * self.PAGE + off + hit
 
     def write(self, addr: int, data: bytes) -> None:
         r = ACTIVE
@@ -220,17 +285,15 @@ class TL1(L1):
         before = np.frombuffer(super().read(addr, len(data)), dtype=np.uint8)
         after = np.frombuffer(bytes(data), dtype=np.uint8)
         super().write(addr, data)
-        changed = np.flatnonzero(before != after)
-        if not changed.size:
-            return
-        r.l1.append((self, addr + changed, before[changed], after[changed]))
-        if r.scratch:
-            return
-        for page, off, take in self._spans(addr, len(data)):
+        r.wrote_l1(self, addr, len(data), np.flatnonzero(before != after), before, after)
+
+    def mark(self, addr: int, n: int, changed: np.ndarray, occ: int) -> None:
+        """Step ``occ`` last wrote the bytes ``addr + changed`` of [addr, addr + n)."""
+        for page, off, take in self._spans(addr, n):
             lo = page * self.PAGE + off - addr
             hit = changed[(changed >= lo) & (changed < lo + take)]
             if hit.size:
-                self.lw.setdefault(page, np.full(self.PAGE, -1, dtype=np.int32))[hit - lo + off] = r.occ
+                self.lw.setdefault(page, np.full(self.PAGE, -1, dtype=np.int32))[hit - lo + off] = occ
 
     def poke(self, addrs: np.ndarray, values: np.ndarray) -> None:
         pages = addrs // self.PAGE
@@ -258,46 +321,88 @@ class TL1(L1):
 
 
 _CLASSES: dict[type, type] = {}
+_NAMES: dict[type, tuple] = {}
 
 
-def _traced_class(cls: type) -> type:
-    """A subclass of the dataclass ``cls`` whose fields are cells."""
-    sub = _CLASSES.get(cls)
+def _cell(name: str) -> property:
+    """A dataclass field as a cell (its value stays in the instance's __dict__)."""
+    leaf = name in _LEAVES
+
+    def get(self):
+        v = self.__dict__[name]
+        r = ACTIVE
+        if r is not None:
+            r.taken.append((self, name))
+            if leaf:
+                r.written.append((self, name, v.copy()))
+        return v
+
+    def put(self, v):
+        r = ACTIVE
+        if r is not None:
+            old = self.__dict__[name]
+            r.written.append((self, name, old.copy() if leaf else old))
+        self.__dict__[name] = v
+    return property(get, put)
+
+
+class _Held:
+    """A dataclass field holding a list: its entries are the cells; setting it is a write. It has no __get__,
+    so reading the field reads the instance's __dict__ at C speed."""
+
+    def __init__(self, name: str):
+        self.put = _cell(name).fset
+
+    def __set__(self, obj, v) -> None:
+        self.put(obj, v)
+
+
+def _traced_class(cls: type, lists: frozenset) -> type:
+    """A subclass of the dataclass ``cls`` whose fields are cells (those in ``lists`` hold lists)."""
+    sub = _CLASSES.get((cls, lists))
     if sub is None:
-        names = frozenset(f.name for f in dataclasses.fields(cls)) - _UNTRACKED
-
-        def __getattribute__(self, name):
-            v = object.__getattribute__(self, name)
-            r = ACTIVE
-            if r is not None and name in names:
-                r.read(self, name)
-                if name in _LEAVES:
-                    r.will_write(self, name, v.copy())
-            return v
-
-        def __setattr__(self, name, v):
-            r = ACTIVE
-            if r is not None and name in names:
-                r.will_write(self, name, value(self, name))
-            object.__setattr__(self, name, v)
-        sub = _CLASSES[cls] = type(f"Traced{cls.__name__}", (cls,),
-                                   {"__getattribute__": __getattribute__, "__setattr__": __setattr__})
+        sub = _CLASSES[cls, lists] = type(f"Traced{cls.__name__}", (cls,), {
+            name: _Held(name) if name in lists else _cell(name) for name in _names(cls)})
     return sub
 
 
-def instrument(x):
-    """``x`` with its containers swapped for traced ones, recursively (in place where it can)."""
+def instrument(x, whole: frozenset = frozenset()):
+    """``x`` with its containers swapped for traced ones, recursively (in place where it can); the lists in
+    the fields of ``x`` named in ``whole`` become TWhole, their entries left plain."""
     if isinstance(x, np.ndarray):
         return _tarray(x)
     if isinstance(x, list):
-        return TList(instrument(v) for v in x)
+        if set(map(type, x)) <= _SCALARS:
+            return TList(x)
+        if all(isinstance(v, (list, dict)) or _is_dataclass(v) for v in x):
+            return [instrument(v) for v in x]        # a list of containers: its entries hold the cells
+        return TList(v if v.__class__ in _SCALARS else instrument(v) for v in x)
     if isinstance(x, dict):
         return {k: instrument(v) for k, v in x.items()}
     if isinstance(x, L1):
         return TL1(x)
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        for f in dataclasses.fields(x):
-            if f.name not in _LEAVES | _UNTRACKED:
-                object.__setattr__(x, f.name, instrument(getattr(x, f.name)))
-        x.__class__ = _traced_class(type(x))
+    if _is_dataclass(x):
+        lists, d, skip = set(), x.__dict__, _LEAVES | _UNTRACKED
+        for name in _names(x.__class__):
+            v = d[name]
+            if name in whole:
+                v = d[name] = TWhole(v)
+                lists.add(name)
+            elif name not in skip and v.__class__ not in _SCALARS:
+                v = d[name] = instrument(v)
+                if isinstance(v, list):
+                    lists.add(name)
+        x.__class__ = _traced_class(x.__class__, frozenset(lists))
     return x
+
+
+def _is_dataclass(x) -> bool:
+    return hasattr(x.__class__, "__dataclass_fields__") and not isinstance(x, type)
+
+
+def _names(cls: type) -> tuple:
+    """The field names of the dataclass ``cls``."""
+    names = _NAMES.get(cls)
+    if names is None:
+        names = _NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names

@@ -9,12 +9,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from golden import isa
+from golden.analysis import traced_state
+from golden.core import Tensix
 from tensix_diff.result import OK, Result
 from hwbridge.golden_backend import GoldenBackend
 from tensix_cli.cli import main
 from tensix_diff.assess import RACY, assess
 from tensix_diff.case import Case, dump_case, load_case
-from tensix_diff.happens_before import Recorder
+from tensix_diff.happens_before import ALL, Recorder
 from tensix_diff.race import _run, check
 
 from race_sampler import sampled_racy
@@ -136,3 +138,26 @@ def test_generated_cases_are_never_racy():
     cases = [c for _, c in generate(11, 40, "counters")]
     assert sum(1 for c in cases if len([t for t, w in c.threads.items() if w]) > 1) >= 10
     assert not any(check(c).racy for c in cases)
+
+
+def test_per_thread_parts_are_whole_and_another_threads_written_only_when_changed():
+    """A step's own RWCs are read and written whole; another thread's ADCs (adc[adc_thread]) are read, and
+    written only when the step changed them."""
+    rec = Recorder()
+    rec.attach(Tensix())
+    s = rec.state
+
+    def step(t, body):
+        rec.own, traced_state.ACTIVE = t, rec
+        try:
+            body()
+        finally:
+            traced_state.ACTIVE = None
+        return rec._finish()
+
+    assert step(0, lambda: s.rwc[0]) == ({("rwc", 0): ALL}, {("rwc", 0): ALL})
+    assert step(0, lambda: s.adc[1]["pack"][0].x) == ({("adc", 1): ALL}, {})
+
+    def bump():
+        s.adc[1]["pack"][0].y += 1
+    assert step(0, bump) == ({("adc", 1): ALL}, {("adc", 1): ALL})
