@@ -6,6 +6,7 @@ case whose leftovers nothing clears is refused with the reason. Needs a Blackhol
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -77,3 +78,18 @@ def test_a_case_nothing_can_isolate_is_refused_with_the_reason(sim_path, case_fi
     assert "hw: refused: harness: card isolation: golden cannot predict what it leaves" in after[a]
     assert "unpacker-continuation" in after[a]
     assert after[b] == _run(monkeypatch, capsys, sim_path, case_files[b])[b]
+
+
+def test_the_corpus_hang_case_costs_the_cases_after_it_nothing(sim_path, monkeypatch, capsys):
+    """tests/corpus's NOP held by an all-blocks STALLWAIT hangs golden and ttsim alike; the core is recovered in
+    place, so the two corpus cases after it get the verdicts they get alone (not 'tainted')."""
+    spec = Path(__file__).resolve().parents[1] / "corpus" / "spec"
+    hang, *after = (spec / f"{n}.yaml" for n in ("stallwait-all-blocks-holds-nop", "wrcfg-low-word-no-state-reset",
+                                                   "matmul-addrmod-trace"))
+    together = _run(monkeypatch, capsys, sim_path, hang, *after)
+    assert together["spec-stallwait-all-blocks-holds-nop"].startswith("matched"), together
+    assert "health check passed" in together["spec-stallwait-all-blocks-holds-nop"]
+    for f in after:
+        name = "spec-" + f.stem
+        alone = _run(monkeypatch, capsys, sim_path, f)[name]
+        assert together[name] == alone and alone.startswith("matched"), (together[name], alone)
