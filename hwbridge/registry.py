@@ -7,6 +7,7 @@ from pathlib import Path
 from tensix_diff.result import DEVICE_ERROR, Result
 
 BACKENDS = ("golden", "replay", "hw")
+HANG_TAG = "expect:hang"                   # a curated case golden and the device both hang on
 
 
 class BackendUnavailable(RuntimeError):
@@ -76,11 +77,39 @@ def run_cases(backend, cases: list) -> list:
     return [run_case(backend, case) for case in cases]
 
 
-def judge_cases(reference, test, cases: list, names: tuple[str, str], **how) -> list:
-    """judge_case over ``cases`` (each side through run_cases), in order."""
+def judge_cases(reference, test, cases: list, names: tuple[str, str], expected: list | None = None, **how) -> list:
+    """judge_case over ``cases`` (each side through run_cases, unless the reference's ``expected`` are given), in
+    order."""
     from tensix_diff.assess import assess      # late for start-up cost: a run against itself judges nothing
-    expected, actual = run_cases(reference, cases), run_cases(test, cases)
+    expected = run_cases(reference, cases) if expected is None else expected
+    actual = run_cases(test, cases)
     return [(assess(c, e, a, names, names[1], **how), e, a) for c, e, a in zip(cases, expected, actual)]
+
+
+def keeps_device(*backends) -> bool:
+    """Whether one of ``backends`` runs every case on a device it never replaces (hw under card isolation): there a
+    hang the recovery cannot end taints every later case on its core (hwbridge.hw.recovery)."""
+    return any(getattr(b, "isolation", None) == "card" for b in backends)
+
+
+def expects_hang(case, predicted: Result | None = None) -> bool:
+    """Whether ``case`` is known to hang before any device runs it: tagged ``expect:hang`` (docs/case-format.md),
+    or golden's ``predicted`` Result is a hang."""
+    return HANG_TAG in case.tags or (predicted is not None and predicted.status == "hang")
+
+
+def hangs_last(cases: list, *backends) -> tuple[list, list]:
+    """(the cases to run first, the cases known to hang to run after all of them) when a backend keeps its device;
+    else (cases, [])."""
+    if not keeps_device(*backends):
+        return list(cases), []
+    return [c for c in cases if not expects_hang(c)], [c for c in cases if expects_hang(c)]
+
+
+def run_last_line(held: list) -> str:
+    """The line a command prints for the cases ``hangs_last`` (or golden's prediction) put after the others."""
+    names = ", ".join(c.name for c in held[:4]) + (f" and {len(held) - 4} more" if len(held) > 4 else "")
+    return f"run last (known to hang; the device is never replaced): {names}"
 
 
 def batch_size(*backends) -> int:

@@ -11,7 +11,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from hwbridge.registry import BACKENDS, batch_size, judge_cases, run_case, run_cases
+from hwbridge.registry import (BACKENDS, batch_size, expects_hang, hangs_last, judge_cases, keeps_device, run_case,
+                               run_cases, run_last_line)
 from tensix_diff.case import Case, load_each
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
 from tensix_diff.result import DEVICE_ERROR, MISSING, OK, STALE, Result, dump_form
@@ -112,18 +113,36 @@ def run_three_way(cases, args) -> int:
     return EXIT_DIVERGED if bad else EXIT_OK
 
 
-def _judged(cases, test, ref, names: tuple[str, str], **how):
-    """(case, verdict, reference's Result or None, tested Result) in case order; a multi-core backend gets the
-    cases in batches that fill its cores."""
+def _judge_chunk(chunk: list, test, ref, names: tuple[str, str], expected: list | None = None, **how):
+    """(case, verdict, reference's Result or None, tested Result) for each case of ``chunk``, in order."""
+    if ref is None:
+        for case, actual in zip(chunk, run_cases(test, chunk)):
+            yield case, _solo_verdict(actual), None, actual
+        return
+    for case, (verdict, exp, actual) in zip(chunk, judge_cases(ref, test, chunk, names, expected, **how)):
+        yield case, verdict, exp, actual
+
+
+def _judged(cases, test, ref, names: tuple[str, str], held: list, **how):
+    """_judge_chunk over batches that fill a multi-core backend's cores. On a backend that keeps its device (hw,
+    card isolation) the cases known to hang (tagged ``expect:hang``, or golden on the other side hangs) run after
+    every other case, so a hang the recovery cannot end taints none of them: ``held`` gets those, in case order."""
     size = batch_size(test, ref)
-    for k in range(0, len(cases), size):
-        chunk = cases[k:k + size]
-        if ref is None:
-            for case, actual in zip(chunk, run_cases(test, chunk)):
-                yield case, _solo_verdict(actual), None, actual
-        else:
-            for case, (verdict, expected, actual) in zip(chunk, judge_cases(ref, test, chunk, names, **how)):
-                yield case, verdict, expected, actual
+    first, later = hangs_last(cases, test, ref)
+    predicts = ref is not None and ref.name == "golden" and keeps_device(test)
+    for k in range(0, len(first), size):
+        chunk, expected = first[k:k + size], None
+        if predicts:
+            expected = run_cases(ref, chunk)
+            hangs = [expects_hang(c, e) for c, e in zip(chunk, expected)]
+            later += [c for c, h in zip(chunk, hangs) if h]
+            chunk = [c for c, h in zip(chunk, hangs) if not h]
+            expected = [e for e, h in zip(expected, hangs) if not h]
+        yield from _judge_chunk(chunk, test, ref, names, expected, **how)
+    ids = {id(c) for c in later}
+    held += [c for c in cases if id(c) in ids]
+    for k in range(0, len(held), size):
+        yield from _judge_chunk(held[k:k + size], test, ref, names, **how)
 
 
 def run(args) -> int:
@@ -157,7 +176,8 @@ def run(args) -> int:
     stale: list[str] = []
     dumped = args.dump is None
     progress = Progress("run", len(cases), quiet=args.quiet or len(cases) < 50)
-    for case, verdict, expected, actual in _judged(cases, test, ref, (args.against, args.backend),
+    held: list[Case] = []           # known to hang: run after every other case on a device never replaced
+    for case, verdict, expected, actual in _judged(cases, test, ref, (args.against, args.backend), held,
                                                     **({} if races is None else {"race_of": races.check})):
         progress.step(note=", ".join(f"{n} {k}" for k, n in sorted(outcomes.items()) if k not in (MATCHED, "ran")))
         replayed = actual if args.backend == "replay" else expected if args.against == "replay" else None
@@ -197,6 +217,8 @@ def run(args) -> int:
         print(line)
     pair = args.backend if solo else f"{args.backend} vs {args.against}"
     print(f"{len(cases)} cases ({pair}): " + ", ".join(f"{n} {k}" for k, n in sorted(outcomes.items())))
+    if held:
+        print(run_last_line(held))
     if whys:
         print("uncompared: " + ", ".join(f"{n} {why}" for why, n in whys.most_common()))
     if devices:

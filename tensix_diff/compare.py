@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .result import DEVICE_ERROR, GOLDEN_ERRORS, MISSING, OK, STALE, TAINTED, Result
+from .result import DEVICE_ERROR, GOLDEN_ERRORS, MISSING, OK, STALE, TAINTED, Result, plain
 
 REGIONS = ("dest", "dest_valid", "rwc", "adc", "gpr", "l1", "config")
 
@@ -261,7 +261,7 @@ def _bulk(region: str, e: Any, a: Any) -> tuple[Any, Any]:
     if (isinstance(e, np.ndarray) and isinstance(a, np.ndarray) and e.shape == a.shape and e.dtype == a.dtype
             and e.ndim == _BULK_DIMS.get(region)):
         return e, a
-    return (e.tolist() if isinstance(e, np.ndarray) else e), (a.tolist() if isinstance(a, np.ndarray) else a)
+    return plain(e), plain(a)
 
 
 def compare(expected_state: dict, actual_state: dict, names: tuple[str, str] = ("expected", "actual")) -> Comparison:

@@ -42,9 +42,14 @@ class Backend(Protocol):
     def run(self, case: Case) -> Result: ...
 
 
+def plain(v: Any) -> Any:
+    """One region's value as the contract dump holds it: an array as its lists, anything else as it is."""
+    return v.tolist() if isinstance(v, np.ndarray) else v
+
+
 def dump_form(state: dict) -> dict:
     """``state`` in the contract dump's plain shape: Dest and its valid bits as lists (for JSON, files, text)."""
-    return {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in state.items()}
+    return {k: plain(v) for k, v in state.items()}
 
 
 def same_fields(a: Any, b: Any) -> Any:
@@ -59,7 +64,7 @@ def same_value(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         return np.array_equal(a, b)
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (a.tolist() if isinstance(a, np.ndarray) else a) == (b.tolist() if isinstance(b, np.ndarray) else b)
+        return plain(a) == plain(b)
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
     return a == b

@@ -117,13 +117,15 @@ def _atgetm(w: Wait, ctx: Context, steps: Steps) -> None:
 
 
 def _stallwait(w: Wait, ctx: Context, steps: Steps) -> None:
-    """STALLWAIT.md C7/C8 (SrcA/SrcB matrix bank valid): the unpacker thread hands a bank over (UNPACR_NOP
-    setting the data valid, as the reset prologue does)."""
-    if 0 not in ctx.free or w.thread == 0 or ctx.view.src_valid is None:
+    """STALLWAIT.md C7/C8 (SrcA/SrcB matrix bank valid): a thread whose queue drains hands a bank over (UNPACR_NOP
+    setting the data valid, as the reset prologue does). The bank state belongs to the unpacker, not to a thread
+    (SETDVALID.md), so when the unpacker thread (TRISC0) is the one waiting, another thread issues it."""
+    by = next((t for t in range(THREADS) if t in ctx.free and t != w.thread), None)
+    if by is None or ctx.view.src_valid is None:
         return
     for c, name, sel in ((stall.C_SRCA_VALID, "srca", 0), (stall.C_SRCB_VALID, "srcb", 1)):
         if w.fields["wait_res"] >> c & 1 and not ctx.view.src_valid[name]:
-            steps.push(0, _t("UNPACR_NOP", unpacker_select=sel, set_dvalid=1, unpack_pop=1),
+            steps.push(by, _t("UNPACR_NOP", unpacker_select=sel, set_dvalid=1, unpack_pop=1),
                        f"UNPACR_NOP set_dvalid on Src{'AB'[sel]}", _for(w))
 
 

@@ -6,6 +6,7 @@ case whose leftovers nothing clears is refused with the reason. Needs a Blackhol
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -77,3 +78,42 @@ def test_a_case_nothing_can_isolate_is_refused_with_the_reason(sim_path, case_fi
     assert "hw: refused: harness: card isolation: golden cannot predict what it leaves" in after[a]
     assert "unpacker-continuation" in after[a]
     assert after[b] == _run(monkeypatch, capsys, sim_path, case_files[b])[b]
+
+
+def test_the_corpus_hang_case_costs_the_cases_after_it_nothing(sim_path, monkeypatch, capsys):
+    """tests/corpus's NOP held by an all-blocks STALLWAIT hangs golden and ttsim alike; the core is recovered in
+    place, so the two corpus cases after it get the verdicts they get alone (not 'tainted')."""
+    spec = Path(__file__).resolve().parents[1] / "corpus" / "spec"
+    hang, *after = (spec / f"{n}.yaml" for n in ("stallwait-all-blocks-holds-nop", "wrcfg-low-word-no-state-reset",
+                                                   "matmul-addrmod-trace"))
+    together = _run(monkeypatch, capsys, sim_path, hang, *after)
+    assert together["spec-stallwait-all-blocks-holds-nop"].startswith("matched"), together
+    assert "health check passed" in together["spec-stallwait-all-blocks-holds-nop"]
+    for f in after:
+        name = "spec-" + f.stem
+        alone = _run(monkeypatch, capsys, sim_path, f)[name]
+        assert together[name] == alone and alone.startswith("matched"), (together[name], alone)
+
+
+def test_a_hang_nothing_recovers_runs_after_the_cases_it_would_taint(sim_path, tmp_path, monkeypatch, capsys):
+    """TRISC0 holds a NOP behind an all-blocks STALLWAIT for SrcA, and ttsim stalls TRISC1 and TRISC2 at a SEMWAIT
+    on a semaphore at its Max 0: no thread is free to hand the bank over or SEMINIT, and ttsim has no reset, so
+    the core stays hung. Golden predicts the hang (no tag needed): the case runs after the others, which get the
+    verdicts they get alone."""
+    from generators.bulk import generate_one
+    from golden import isa
+    from tensix_diff.case import Case
+    at_max = isa.assemble("SEMWAIT stall_res=0 sem_sel=8 wait_sem_cond=2")
+    stuck = Case("hang-every-thread", "", {0: isa.assemble("STALLWAIT stall_res=0x1FF wait_res=0x80; NOP"),
+                                           1: at_max, 2: at_max})
+    files = []
+    for case in [stuck] + [generate_one(2401, i, "default") for i in range(3)]:
+        files.append(tmp_path / f"{case.name}.yaml")
+        files[-1].write_text(dump_case(case))
+    out = _run(monkeypatch, capsys, sim_path, *files)
+    names = [f.stem for f in files]
+    assert [k for k in out if k in names] == names[1:] + names[:1]          # run (and printed) last
+    assert "hang-every-thread" in out["last"]                               # "run last (known to hang; ...)"
+    assert "health check failed" in out["hang-every-thread"]                # honest: the core stayed hung
+    for f in files[1:]:
+        assert out[f.stem].startswith("matched"), out[f.stem]

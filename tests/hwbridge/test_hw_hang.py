@@ -90,6 +90,20 @@ def test_an_atgetm_on_a_held_mutex_names_the_holder_and_releases_it(card, fresh)
     assert _honest_after(card, fresh, [user] + _clean(3))[0] == MATCHED
 
 
+def test_a_nop_held_by_an_all_blocks_stallwait_on_trisc0_is_released_by_another_thread(card, fresh):
+    """TRISC0, the unpacker thread, is the one waiting for SrcA valid: TRISC1 hands the bank over."""
+    held = Case("hang-stallwait-t0", "", {0: isa.assemble("STALLWAIT stall_res=0x1FF wait_res=0x80; NOP")})
+    r = card.run(held)
+    assert r.status == "hang", r.message
+    prov = r.provenance["hang"]
+    assert prov["stalled"] == ["TRISC0 waiting at STALLWAIT conditions 0x80 (SrcA matrix bank not valid)"]
+    assert prov["recovery"] == ["UNPACR_NOP set_dvalid on SrcA from TRISC1 (for TRISC0's STALLWAIT)"]
+    assert prov["drained"] and prov["health_check"] == "passed" and card.taint == [""]
+    starts = card.worker.starts
+    assert _honest_after(card, fresh, _clean(3)) == [MATCHED] * 3
+    assert card.worker.starts == starts
+
+
 def test_risc_v_waits_are_named_and_ended_by_the_reset(card, fresh):
     case = parse_case("""name: hang-risc-waits
 threads:

@@ -133,6 +133,16 @@ def test_a_src_valid_wait_is_ended_by_the_unpacker_thread():
     assert steps.said == ["UNPACR_NOP set_dvalid on SrcA from TRISC0 (for TRISC1's STALLWAIT)"]
 
 
+def test_a_src_valid_wait_on_the_unpacker_thread_is_ended_by_another_thread():
+    """The Src bank state is the unpacker's, not a thread's (SETDVALID.md): TRISC0 waiting, TRISC1 hands it over."""
+    case = Case("c", "", {0: isa.assemble("STALLWAIT stall_res=0x1FF wait_res=0x80; NOP")})
+    view = _view(done=[False, True, True], drains=[False, True, True], sems=[0] * 8,
+                 src_valid={"srca": False, "srcb": False})
+    assert _plan(case, view).said == ["UNPACR_NOP set_dvalid on SrcA from TRISC1 (for TRISC0's STALLWAIT)"]
+    view.drains = [False, False, False]
+    assert _plan(case, view).said == []                       # no thread left to issue it
+
+
 def test_the_probe_reads_every_semaphore_then_posts_and_pushes_before_its_drain():
     steps = recovery.Steps()
     steps.sem(3, False, "x")

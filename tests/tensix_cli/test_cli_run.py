@@ -233,3 +233,47 @@ def test_a_run_that_compared_nothing_fails(project, capsys):
         _record_refusal(project / "rec", project / "cases" / f"{name}.yaml")
     code, out, err = main(capsys, "run", project / "cases", "--recordings", project / "rec")
     assert code == 2, out + err
+
+
+class _Card:
+    """A device never replaced (card isolation) that answers golden's result and notes the order it ran cases."""
+    name, isolation = "hw", "card"
+
+    def __init__(self):
+        self.order = []
+
+    def run(self, case):
+        self.order.append(case.name)
+        return GoldenBackend().run(case)
+
+
+HANGS = """\
+name: {name}
+tags: [{tags}]
+threads:
+  0:
+    - STALLWAIT stall_res=0x1FF wait_res=0x80
+    - NOP
+"""
+
+
+@pytest.mark.parametrize("isolation", ["card", "replace"])
+def test_on_a_device_never_replaced_cases_known_to_hang_run_after_the_others(project, capsys, monkeypatch, isolation):
+    cases = project / "cases"
+    (cases / "h-tagged.yaml").write_text(HANGS.format(name="h-tagged", tags='"expect:hang"'))
+    (cases / "h-golden.yaml").write_text(HANGS.format(name="h-golden", tags=""))      # golden predicts it
+    card = _Card()
+    card.isolation = isolation
+    real = backends.get_backend
+    monkeypatch.setattr(backends, "get_backend", lambda n, **kw: card if n == "hw" else real(n, **kw))
+    code, out, _ = main(capsys, "run", cases, "--backend", "hw")
+    assert code == 0 and "4 cases (hw vs golden): 4 matched" in out
+    if isolation == "card":
+        assert card.order == ["run-a", "run-b", "h-golden", "h-tagged"]
+        assert "run last (known to hang; the device is never replaced): h-golden, h-tagged" in out
+    else:                                   # a device replaced after a hang: case order, nothing said
+        assert card.order == ["h-golden", "h-tagged", "run-a", "run-b"] and "run last" not in out
+    card.order.clear()
+    main(capsys, "run", cases, "--backend", "hw", "--against", "hw")       # no golden: only the tag says it
+    assert card.order == (["h-golden", "run-a", "run-b", "h-tagged"] if isolation == "card" else
+                          ["h-golden", "h-tagged", "run-a", "run-b"])
