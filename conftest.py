@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from hwbridge.hw.cores import xdist_share
-from hwbridge.registry import BACKENDS, BackendUnavailable, BadOption, get_backend
+from hwbridge.registry import BACKENDS, BackendUnavailable, BadOption, expects_hang, get_backend
 from tensix_cli.hw_options import core_arg, device_id_arg
 from tensix_diff.case import CASE_SUFFIXES, Case, CaseError, case_hash, load_case
 from tensix_diff.assess import assess, registry
@@ -325,6 +325,13 @@ def pytest_configure(config):
     if (config.getoption("backend") == "hw" and "HYPOTHESIS_PROFILE" not in os.environ
             and config.getoption("hypothesis_profile", None) is None):
         settings.load_profile("hw")   # on a device Hypothesis does not shrink; the minimiser does
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under --backend=hw the curated cases known to hang (tagged ``expect:hang``) run after every other test: on
+    a device that is never replaced (a card) a hang the recovery cannot end would taint every later case."""
+    if config.getoption("backend") == "hw":
+        items.sort(key=lambda item: isinstance(item, CaseItem) and expects_hang(item.case))
 
 
 def _plugin(config: pytest.Config) -> TensixDiffPlugin:

@@ -6,6 +6,8 @@ case whose leftovers nothing clears is refused with the reason. Needs a Blackhol
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,8 @@ from tensix_cli import cli
 from tensix_cli import run as run_cmd
 from tensix_diff.case import dump_case
 from test_hw_leaks import directed_dirty, probes
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # kind -> (A: leaves it, B: a probe it would disturb)
 KINDS = {"flag stack": ("leak-flag-stack-depth3", "probe-push-pop"),
@@ -117,3 +121,17 @@ def test_a_hang_nothing_recovers_runs_after_the_cases_it_would_taint(sim_path, t
     assert "health check failed" in out["hang-every-thread"]                # honest: the core stayed hung
     for f in files[1:]:
         assert out[f.stem].startswith("matched"), out[f.stem]
+
+
+def _collected(*opts: str) -> list[str]:
+    """The curated cases' test ids pytest collects from tests/corpus/spec, in run order."""
+    out = subprocess.run([sys.executable, "-m", "pytest", "tests/corpus/spec", "-n", "0", "-q", "--collect-only", *opts],
+                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    return [ln for ln in out.splitlines() if "::" in ln]
+
+
+def test_pytest_runs_the_curated_cases_known_to_hang_last_under_the_hw_backend():
+    hw, replay = _collected("--backend=hw"), _collected()
+    hangs = [i for i in hw if "stallwait-all-blocks-holds-nop" in i]
+    assert hangs and hw[-len(hangs):] == hangs
+    assert sorted(hw) == sorted(replay) and replay[-len(hangs):] != hangs
