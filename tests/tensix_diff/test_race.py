@@ -161,3 +161,13 @@ def test_per_thread_parts_are_whole_and_another_threads_written_only_when_change
     def bump():
         s.adc[1]["pack"][0].y += 1
     assert step(0, bump) == ({("adc", 1): ALL}, {("adc", 1): ALL})
+
+
+def test_a_case_every_schedule_hangs_is_not_racy_wherever_each_thread_waits():
+    """A verdict judges a hang by the hang alone (both hang: matched), so schedules whose threads stop at other
+    places agree; a hang in one schedule and a finished run in another still disagree."""
+    held = load_case(ROOT / "tests" / "corpus" / "spec" / "stallwait-all-blocks-holds-nop.yaml")
+    every = replace(held, name="race-all-hang", threads={t: held.threads[0] for t in (0, 1, 2)})
+    report = check(every)
+    assert not report.racy and len(report.tried) > 1, report.text()
+    assert _run(every)[0] == "hang"
