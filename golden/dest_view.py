@@ -153,13 +153,14 @@ class DstView:
         """read32_or as the (high, low) 16-bit halves of the cells."""
         p = self.sel32(r, n)
         hi, lo, valid = self.bits[p], self.bits[_shifted(p, LO_OFFSET)], self.valid[p]
-        if np.count_nonzero(valid) == valid.size:
+        if 0 not in valid.tobytes():
             return hi, lo
         return _or_identity(hi, valid, identity >> 16), _or_identity(lo, valid, identity & 0xFFFF)
 
 
 def _or_identity(cells: np.ndarray, valid, identity: int) -> np.ndarray:
-    """cells, with rows whose valid bit is clear replaced by the identity element."""
-    if np.count_nonzero(valid) == valid.size:
+    """cells, with rows whose valid bit is clear replaced by the identity element (a bool's byte is 0 or 1:
+    checking the bytes is numpy's quickest "all valid" for a few rows)."""
+    if 0 not in valid.tobytes():
         return cells
     return np.where(valid[..., None], cells, cells.dtype.type(identity))
