@@ -47,9 +47,13 @@ def adj32(r, remap: bool, swizzle: bool):
     return ((r & 0x1F8) << 1) | (r & 0x207)
 
 
+_STATE_ID_AT, _STATE_ID_SHIFT, _STATE_ID_MASK = _STATE_ID.index, _STATE_ID.shift, _STATE_ID.low_mask
+
+
 def config_word(m, t: int, index: int) -> int:
-    """Config word ``index`` as thread t sees it (through its CFG_STATE_ID)."""
-    return m.s.config[_STATE_ID.get(m.s.thread_config[t][_STATE_ID.index])][index]
+    """Config word ``index`` as thread t sees it (through its CFG_STATE_ID; _STATE_ID.get written out: hot)."""
+    s = m.s
+    return s.config[(s.thread_config[t][_STATE_ID_AT] >> _STATE_ID_SHIFT) & _STATE_ID_MASK][index]
 
 
 def uses_dst32b(m, t: int) -> bool:

@@ -160,9 +160,11 @@ def _dst_to_src(m, t, f, name: str, src, rwc_row: int, fmt: int) -> None:
 
 
 def _check_dst_to_src(m, t, f, name: str) -> None:
-    _refuse_field(name, "dst", f.dst, 10)
-    _check_lanes(m, name)
-    _check_force(m, t, name)
+    if (f.dst >> 10 or (m.s.sfpu.lane_config >> BLOCK_DEST_MOV_SHIFT) & 3
+            or _FP16A_FORCE.get(m.s.thread_config[t][_FP16A_FORCE.index])):    # one test on the hot path
+        _refuse_field(name, "dst", f.dst, 10)
+        _check_lanes(m, name)
+        _check_force(m, t, name)
 
 
 @semantics("MOVD2A")
