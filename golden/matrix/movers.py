@@ -144,29 +144,27 @@ def _dst_to_src(m, t, f, name: str, src, rwc_row: int, fmt: int) -> None:
     view = DstView(m, t)
     dst_row = ((f.dst + dst_base(m, t)) & DST_MASK) & ~(n - 1)
     src_row = ((f.src + rwc_row) & SRC_MASK) & ~(n - 1)
-    if dst32:
+    if style == "tf32":
         v = view.read32_or(dst_row, n)
-        if f.dest_32b_lo:
-            v = (v << 16) | (v & 0xFFFF)
-        if style == "bf16":
-            cells = table(shuffle_bf16, 16, np.uint32).take(v >> 16)
-        elif style == "fp16":
-            cells = table(shuffle_fp16, 16, np.uint32).take(v >> 16)
-        elif not f.dest_32b_lo:
-            cells = shuffle_tf32(v >> 13)
+        matrix_bank(src).rows[src_row:src_row + n] = v & 0x1FFF if f.dest_32b_lo else shuffle_tf32(v >> 13)
+    else:   # a 16-bit cell: Dst16b's, or the Dst32b cell's high half (its low half under UseDst32bLo)
+        if dst32:
+            hi, lo = view.read32_halves_or(dst_row, n)
+            cells = lo if f.dest_32b_lo else hi
         else:
-            cells = v & 0x1FFF
-    else:
-        v = view.read16_or(dst_row, n)
-        cells = table(shuffle_bf16 if style == "bf16" else shuffle_fp16, 16, np.uint32).take(v)
-    matrix_bank(src).rows[src_row:src_row + n] = cells
+            cells = view.read16_or(dst_row, n)
+        rows = matrix_bank(src).rows    # looked up into the Src rows ("wrap": every 16-bit index is in the table)
+        table(shuffle_bf16 if style == "bf16" else shuffle_fp16, 16, np.uint32).take(
+            cells, out=rows[src_row] if n == 1 else rows[src_row:src_row + n], mode="wrap")
     apply_addr_mod(m, t, f.addr_mode)
 
 
 def _check_dst_to_src(m, t, f, name: str) -> None:
-    _refuse_field(name, "dst", f.dst, 10)
-    _check_lanes(m, name)
-    _check_force(m, t, name)
+    if (f.dst >> 10 or (m.s.sfpu.lane_config >> BLOCK_DEST_MOV_SHIFT) & 3
+            or _FP16A_FORCE.get(m.s.thread_config[t][_FP16A_FORCE.index])):    # one test on the hot path
+        _refuse_field(name, "dst", f.dst, 10)
+        _check_lanes(m, name)
+        _check_force(m, t, name)
 
 
 @semantics("MOVD2A")

@@ -14,7 +14,6 @@ Facts (ttsim's Blackhole SFPU multiply-add, written here from scratch):
 """
 from __future__ import annotations
 
-from fractions import Fraction
 
 SIGN = 0x80000000
 QNAN = 0x7FC00000
@@ -113,8 +112,8 @@ def lut16_to_fp32(h: int) -> int:
 
 def _recip_seed(i: int) -> int:
     """7-bit reciprocal mantissa for mantissa bucket i: round(256 / (1 + (i + 1/2) / 128)) - 128."""
-    v = Fraction(256 * 256, 257 + 2 * i) - 128
-    return int(v + Fraction(1, 2))
+    d = 257 + 2 * i                  # 256 / (1 + (i + 1/2) / 128) = 65536 / d, and it exceeds 128
+    return (2 * 65536 - 255 * d) // (2 * d)     # floor(65536 / d - 128 + 1/2) in integers
 
 
 RECIP_SEED = tuple(_recip_seed(i) for i in range(128))
