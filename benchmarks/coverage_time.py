@@ -39,7 +39,7 @@ def main() -> None:
     if run.returncode:
         sys.exit(f"coverage failed ({run.returncode}):\n{run.stderr[-2000:]}")
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
-    how = "provenance" if args.provenance else "ablation"
+    how = "provenance" if args.provenance else "ablation, saturating"
     print(f"cold coverage, effects by {how}, --jobs {args.jobs}, {' '.join(args.paths) or 'the whole committed corpus'}:")
     print(f"wall {wall / 60:.1f} min, CPU {cpu / 60:.1f} min (all processes); load average before "
           f"{load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, after {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}; "
