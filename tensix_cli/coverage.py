@@ -26,7 +26,7 @@ from tensix_diff import matrix_cells, report_html as H
 from tensix_diff.assess import assess
 from tensix_diff.case import Case, load_any
 from tensix_diff.compare import DIVERGED, MATCHED
-from tensix_diff.effects import Effects
+from tensix_diff.effects import EXPANDING, Effects
 from tensix_diff.result import Result
 
 from . import coverage_effects as CE
@@ -325,6 +325,7 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: 
                 todo.append((len(out), mask))
         out.append([case, model, rec, observed, outcome, message])
     _ASSESS = None
+    todo.sort(key=lambda t: _cost(out[t[0]][0]))   # cheap cases first: what they observe, dearer ones need not
     if method == "saturating":   # the workers start from what the cache answered, then from each batch before
         CE.start(CE.Saturating())
         for r in out:
@@ -340,6 +341,12 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: 
         _effects_of(out, [done[k] for k in redo], cache, "ablation", jobs, Progress("coverage: in full", len(redo)))
     CE.start(None)
     return [tuple(r) for r in out]
+
+
+def _cost(case: Case) -> int:
+    """How dear a case's ablation is, roughly: its program words times its threads (MOPs expand further)."""
+    expands = any(w >> 24 in EXPANDING for ws in case.threads.values() for w in ws)
+    return case.instruction_count * len(case.threads) * (4 if expands else 1)
 
 
 def _effects_of(out: list, todo: list, cache: EffectsCache, method: str, jobs: int, progress: Progress) -> None:

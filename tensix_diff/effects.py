@@ -108,7 +108,7 @@ def _outcome(state: dict, mask: dict) -> _Outcome:
 
 
 _NOP = decode(NOP)
-_EXPANDING = {MOP_OP, REPLAY_OP}
+EXPANDING = {MOP_OP, REPLAY_OP}     # opcodes whose words the frontend expands
 
 
 class _Expansions(Tensix):
@@ -132,7 +132,7 @@ class _Expansions(Tensix):
 def expansion_words(case: Case) -> set[tuple[int, int]]:
     """The (thread, word) pairs golden's MOP and REPLAY expansions issue in a run of ``case`` (empty without
     MOP or REPLAY words; a run golden refuses gives what was issued before)."""
-    if not any(w >> 24 in _EXPANDING for ws in case.threads.values() for w in ws):
+    if not any(w >> 24 in EXPANDING for ws in case.threads.values() for w in ws):
         return set()
     m = _Expansions(case.threads)
     apply_init(m.s, case)
