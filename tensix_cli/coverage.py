@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,13 +25,12 @@ from tensix_diff import matrix_cells, report_html as H
 from tensix_diff.assess import assess
 from tensix_diff.case import Case, load_any
 from tensix_diff.compare import DIVERGED, MATCHED
-from tensix_diff.effects import EXPANDING, Effects
+from tensix_diff.effects import Effects
 from tensix_diff.result import Result
 
 from . import coverage_effects as CE
 from .backends import open_backend
 from .coverage_effects import EFFECTS_BY, EffectsCache, word_keys
-from .coverage_effects import effects as _effects
 from .progress import Progress, pooled
 
 LEVELS = ("observed", "compared", "recorded", "golden", "never")   # strongest first
@@ -325,7 +323,7 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: 
                 todo.append((len(out), mask))
         out.append([case, model, rec, observed, outcome, message])
     _ASSESS = None
-    todo.sort(key=lambda t: _cost(out[t[0]][0]))   # cheap cases first: what they observe, dearer ones need not
+    todo.sort(key=lambda t: CE.cost(out[t[0]][0]))   # cheap cases first: what they observe, dearer ones need not
     if method == "saturating":   # the workers start from what the cache answered, then from each batch before
         CE.start(CE.Saturating())
         for r in out:
@@ -333,44 +331,17 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: 
                 CE.SATURATION.add(r[0], r[3])
     progress, size = Progress("coverage: effects", len(todo)), BATCH if method == "saturating" else len(todo) or 1
     for k in range(0, len(todo), size):
-        _effects_of(out, todo[k:k + size], cache, method, jobs, progress)
+        CE.compute(out, todo[k:k + size], cache, method, jobs, progress)
     progress.close()
     if method == "saturating":
         done = sorted(masks.items())
         redo = CE.complete([(out[i][0], mask, out[i][3]) for i, mask in done])
-        _effects_of(out, [done[k] for k in redo], cache, "ablation", jobs, Progress("coverage: in full", len(redo)))
+        CE.compute(out, [done[k] for k in redo], cache, "ablation", jobs, Progress("coverage: in full", len(redo)))
     CE.start(None)
     return [tuple(r) for r in out]
 
 
-def _cost(case: Case) -> int:
-    """How dear a case's ablation is, roughly: its program words times its threads (MOPs expand further)."""
-    expands = any(w >> 24 in EXPANDING for ws in case.threads.values() for w in ws)
-    return case.instruction_count * len(case.threads) * (4 if expands else 1)
-
-
-def _effects_of(out: list, todo: list, cache: EffectsCache, method: str, jobs: int, progress: Progress) -> None:
-    """Effects of the cases ``todo`` lists ((index in ``out``, mask)) into ``out``, cached as each comes and
-    the cache written every SAVE_EVERY_S seconds: a run stopped part-way (a big corpus) keeps what it did."""
-    if not todo:
-        return
-    saved = [time.monotonic()]
-
-    def keep(k: int, observed) -> None:
-        i, mask = todo[k]
-        out[i][3] = observed
-        if CE.SATURATION is not None:      # what the next batch's workers start from
-            CE.SATURATION.add(out[i][0], observed)
-        cache.put_key(EffectsCache.key_of(out[i][0], mask, method), observed)
-        if time.monotonic() - saved[0] >= SAVE_EVERY_S:
-            cache.save()
-            saved[0] = time.monotonic()
-    pooled(_effects, [(out[i][0], mask, method) for i, mask in todo], jobs, progress, each=keep)
-    cache.save()
-
-
 _ASSESS = None     # (cases, golden backend, replay backend, effects wanted): what forked workers of collect() read
-SAVE_EVERY_S = 60.0   # how often collect() writes the effects cache while it works
 BATCH = 2000          # cases a saturating run's workers take before they start again from all that was gathered
 
 

@@ -15,15 +15,19 @@ import copy
 import hashlib
 import json
 import os
+import time
 from collections import Counter
 from functools import lru_cache
 
 from generators.coverage_weights import is_mode_field, value_class
 from golden import isa
 from tensix_diff.case import Case, case_hash
-from tensix_diff.effects import Effects, observed_effects, provenance_effects
+from tensix_diff.effects import EXPANDING, Effects, observed_effects, provenance_effects
 from tensix_diff.result_cache import ResultCache
 
+from .progress import Progress, pooled
+
+SAVE_EVERY_S = 60.0   # how often compute() writes the effects cache while it works
 CAP = 100     # the largest count of matched cases the coverage report compares against (supported_line's bar)
 
 EFFECTS_BY = {"ablation": "by ablation, the instruction made a NOP changes the observed outcome (an instruction a MOP"
@@ -116,6 +120,32 @@ def start(saturation: Saturating | None) -> None:
     """Begin (a Saturating) or end (None) a saturating run in this process."""
     global SATURATION, _LOCAL
     SATURATION, _LOCAL = saturation, None
+
+
+def cost(case: Case) -> int:
+    """How dear a case's ablation is, roughly: its program words times its threads (MOPs expand further)."""
+    expands = any(w >> 24 in EXPANDING for ws in case.threads.values() for w in ws)
+    return case.instruction_count * len(case.threads) * (4 if expands else 1)
+
+
+def compute(out: list, todo: list, cache: EffectsCache, method: str, jobs: int, progress: Progress) -> None:
+    """Effects of the cases ``todo`` lists ((index in ``out``, mask)) into ``out``, cached as each comes and
+    the cache written every SAVE_EVERY_S seconds: a run stopped part-way (a big corpus) keeps what it did."""
+    if not todo:
+        return
+    saved = [time.monotonic()]
+
+    def keep(k: int, observed) -> None:
+        i, mask = todo[k]
+        out[i][3] = observed
+        if SATURATION is not None:      # what the next batch's workers start from
+            SATURATION.add(out[i][0], observed)
+        cache.put_key(EffectsCache.key_of(out[i][0], mask, method), observed)
+        if time.monotonic() - saved[0] >= SAVE_EVERY_S:
+            cache.save()
+            saved[0] = time.monotonic()
+    pooled(effects, [(out[i][0], mask, method) for i, mask in todo], jobs, progress, each=keep)
+    cache.save()
 
 
 def complete(done: list[tuple[Case, dict, Effects]]) -> list[int]:
