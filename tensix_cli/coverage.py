@@ -3,8 +3,9 @@
 For every instruction of golden/isa.yaml, and within it every mode value (addr_mode and the other
 *mod* fields) and every field-value class (zero, one, max, other), the strongest evidence the corpus
 gives: ``observed`` (in a case whose device recording matched golden, this instruction's own effect reached
-the compared state: by ablation, tensix_diff.effects.observed_effects, or with ``--provenance`` by data
-provenance, provenance_effects), ``compared`` (it ran in a compared case, its effect unseen),
+the compared state: by ablation, tensix_diff.effects.observed_effects, saturating unless ``--exhaustive``
+(coverage_effects: the same report, counts exact up to 100), or with ``--provenance`` by data provenance,
+provenance_effects), ``compared`` (it ran in a compared case, its effect unseen),
 ``recorded`` (the device ran it but golden could not, so nothing was compared), ``golden`` (ran on golden
 only, no recording) or ``never``. A harness must say plainly what it has not tested: the report lists
 the untested. Effects are cached per case and golden revision under ~/.cache/tensix-diff/effects.
