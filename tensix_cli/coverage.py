@@ -3,8 +3,9 @@
 For every instruction of golden/isa.yaml, and within it every mode value (addr_mode and the other
 *mod* fields) and every field-value class (zero, one, max, other), the strongest evidence the corpus
 gives: ``observed`` (in a case whose device recording matched golden, this instruction's own effect reached
-the compared state: by ablation, tensix_diff.effects.observed_effects, or with ``--provenance`` by data
-provenance, provenance_effects), ``compared`` (it ran in a compared case, its effect unseen),
+the compared state: by ablation, tensix_diff.effects.observed_effects, saturating unless ``--exhaustive``
+(coverage_effects: the same report, counts exact up to 100), or with ``--provenance`` by data provenance,
+provenance_effects), ``compared`` (it ran in a compared case, its effect unseen),
 ``recorded`` (the device ran it but golden could not, so nothing was compared), ``golden`` (ran on golden
 only, no recording) or ``never``. A harness must say plainly what it has not tested: the report lists
 the untested. Effects are cached per case and golden revision under ~/.cache/tensix-diff/effects.
@@ -12,10 +13,8 @@ the untested. Effects are cached per case and golden revision under ~/.cache/ten
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,13 +24,14 @@ from golden import isa
 from hwbridge.registry import run_case
 from tensix_diff import matrix_cells, report_html as H
 from tensix_diff.assess import assess
-from tensix_diff.case import Case, case_hash, load_any
+from tensix_diff.case import Case, load_any
 from tensix_diff.compare import DIVERGED, MATCHED
-from tensix_diff.effects import Effects, observed_effects, provenance_effects
+from tensix_diff.effects import Effects
 from tensix_diff.result import Result
-from tensix_diff.result_cache import ResultCache
 
+from . import coverage_effects as CE
 from .backends import open_backend
+from .coverage_effects import EFFECTS_BY, EffectsCache, word_keys
 from .progress import Progress, pooled
 
 LEVELS = ("observed", "compared", "recorded", "golden", "never")   # strongest first
@@ -82,6 +82,16 @@ class Coverage:
     case_levels: dict[str, int] = field(default_factory=lambda: {lv: 0 for lv in LEVELS})
     divergences: list[tuple[Case, dict, dict, str]] = field(default_factory=list)  # case, device, golden, summary
     method: str = "ablation"     # how an observed effect was found (EFFECTS_BY)
+
+    @property
+    def cap(self) -> int | None:
+        """Counts of observed cases are exact up to this (a saturating run), or wholly (None)."""
+        return CE.CAP if self.method == "saturating" else None
+
+    def observed_cases(self, c: InsCoverage) -> int | str:
+        """The number of matched cases observing ``c``, ">=CAP" where a saturating run counted CAP or more."""
+        n = c.cases["observed"]
+        return f">={self.cap}" if self.cap is not None and n >= self.cap else n
 
     def count(self, level: str) -> int:
         return sum(1 for c in self.instructions.values() if c.level == level)
@@ -149,12 +159,14 @@ class Coverage:
                 f"configs/constraints.yaml lets a profile draw, plus any a ttsim recording ran): {accepted} of "
                 f"{total}; {observed} observed ({100 * observed / max(accepted, 1):.0f}%), {compared} compared")
 
-    def supported_line(self, bar: int = 100) -> str:
+    def supported_line(self, bar: int | None = None) -> str:
         """The instructions golden models and ttsim runs: how many meet the bar (an observed effect in ``bar`` or
         more matched cases; for an instruction isa.yaml marks ``unobserved``, whose own effect no dump shows,
         ``bar`` or more matched cases that ran it), those below with their counts, and their mode values and
         field-value classes observed."""
         sup = self.supported()
+        bar = CE.CAP if bar is None else bar
+        assert self.cap is None or bar <= self.cap, "a saturating run counts cases exactly only up to its cap"
 
         def count(c) -> int:
             return c.cases["observed"] + (c.cases["compared"] if c.ins.unobserved else 0)
@@ -174,7 +186,7 @@ class Coverage:
         out = []
         for name in sorted(self.instructions, key=lambda n: (self.instructions[n].ins.unit, n)):
             c = self.instructions[name]
-            out.append((name, c.ins.unit, c.ins.golden, c.level, c.cases["observed"],
+            out.append((name, c.ins.unit, c.ins.golden, c.level, self.observed_cases(c),
                         c.cases["observed"] + c.cases["compared"], c.cases["golden"],
                         ",".join(map(str, c.addr_modes("observed"))) or "-",
                         f"{len(c.seen('modes', 'observed'))}/{len(c.seen('modes', 'compared'))}/"
@@ -247,15 +259,12 @@ def _mark(cov: Coverage, case: Case, level: str, observed: set, issued=(), expan
              for i, w in enumerate(ws)]
     words += [(w, "observed" if (t, w) in expanded else level) for t, w in issued]
     for w, lv in words:
-        ins, vals = isa.decode(w)
-        c = cov.instructions[ins.name]
-        for f in ins.fields:
-            v = vals[f.name]
-            c.classes[lv].add((f.name, value_class(v, f.width)))
-            if is_mode_field(f.name):
-                c.modes[lv].add((f.name, v))
-        if names.get(ins.name) != "observed":
-            names[ins.name] = lv
+        name, keys = word_keys(w)
+        c = cov.instructions[name]
+        for kind, f, v in keys:
+            (c.modes if kind == "mode" else c.classes)[lv].add((f, v))
+        if names.get(name) != "observed":
+            names[name] = lv
     for name, lv in names.items():
         cov.instructions[name].cases[lv] += 1
 
@@ -296,43 +305,45 @@ def html_report(cov: Coverage) -> str:
 # --- the command ---------------------------------------------------------------------------------------
 
 def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: bool = True,
-            method: str = "ablation") -> list[Run]:
+            method: str = "saturating") -> list[Run]:
     """Run every case on golden, look up its recording, assess the pair, and for each match the
-    instructions whose effect was observed (cached; both steps on ``jobs`` processes). Progress on stderr."""
+    instructions whose effect was observed (cached; both steps on ``jobs`` processes; ``method``: saturating,
+    ablation or provenance, coverage_effects). Progress on stderr."""
     global _ASSESS
     cases = load_any(paths)   # case files, directories and recorded fuzz bundles
     _ASSESS = (cases, open_backend("golden"), open_backend("replay", recordings=recordings), effects)
-    out, todo = [], []
+    out, todo, masks = [], [], {}
     rows = pooled(_assess_one, range(len(cases)), jobs, Progress("coverage: assessed", len(cases)))
-    cache = _EffectsCache()     # read after the assessment, which takes minutes: what others cached meanwhile counts
+    cache = EffectsCache()     # read after the assessment, which takes minutes: what others cached meanwhile counts
     for case, (model, rec, outcome, message, mask) in zip(cases, rows):
         observed = None
         if mask is not None:
-            observed = cache.get_key(_EffectsCache.key_of(case, mask, method))
+            masks[len(out)] = mask
+            observed = cache.get_key(EffectsCache.key_of(case, mask, method), whole=method != "saturating")
             if observed is None:
                 todo.append((len(out), mask))
         out.append([case, model, rec, observed, outcome, message])
     _ASSESS = None
-    if todo:
-        work = [(out[i][0], mask, method) for i, mask in todo]
-        saved = [time.monotonic()]
-
-        def keep(k: int, observed) -> None:
-            """Cache each result as it comes and write the cache every SAVE_EVERY_S seconds: a run stopped
-            part-way (hours over a big corpus) keeps what it did."""
-            i, mask = todo[k]
-            out[i][3] = observed
-            cache.put_key(_EffectsCache.key_of(out[i][0], mask, method), observed)
-            if time.monotonic() - saved[0] >= SAVE_EVERY_S:
-                cache.save()
-                saved[0] = time.monotonic()
-        pooled(_effects, work, jobs, Progress("coverage: effects", len(work)), each=keep)
-        cache.save()
+    todo.sort(key=lambda t: CE.cost(out[t[0]][0]))   # cheap cases first: what they observe, dearer ones need not
+    if method == "saturating":   # the workers start from what the cache answered, then from each batch before
+        CE.start(CE.Saturating())
+        for r in out:
+            if r[3] is not None:
+                CE.SATURATION.add(r[0], r[3])
+    progress, size = Progress("coverage: effects", len(todo)), BATCH if method == "saturating" else len(todo) or 1
+    for k in range(0, len(todo), size):
+        CE.compute(out, todo[k:k + size], cache, method, jobs, progress)
+    progress.close()
+    if method == "saturating":
+        done = sorted(masks.items())
+        redo = CE.complete([(out[i][0], mask, out[i][3]) for i, mask in done])
+        CE.compute(out, [done[k] for k in redo], cache, "ablation", jobs, Progress("coverage: in full", len(redo)))
+    CE.start(None)
     return [tuple(r) for r in out]
 
 
 _ASSESS = None     # (cases, golden backend, replay backend, effects wanted): what forked workers of collect() read
-SAVE_EVERY_S = 60.0   # how often collect() writes the effects cache while it works
+BATCH = 2000          # cases a saturating run's workers take before they start again from all that was gathered
 
 
 def _assess_one(i: int) -> tuple:
@@ -359,41 +370,6 @@ def _assess_one(i: int) -> tuple:
     return model, rec, outcome, message, mask
 
 
-EFFECTS_BY = {"ablation": "by ablation, the instruction made a NOP changes the observed outcome (an instruction a MOP"
-                           " or REPLAY issues: every issue of that word made a NOP)",
-              "provenance": "by data provenance in one traced golden run, an estimate that can credit more than"
-                            " ablation"}
-
-
-def _effects(work) -> Effects:
-    case, device_state, method = work
-    if method == "provenance":
-        return provenance_effects(case, device_state)
-    return observed_effects(case, device_state, None)
-
-
-class _EffectsCache(ResultCache):
-    """Observed instructions per case and device mask (the keys of the recorded state), valid for one
-    revision of golden and of the accounting."""
-
-    def __init__(self):
-        super().__init__("effects", ("effects.py", "golden_run.py", "case"))
-
-    @staticmethod
-    def key_of(case: Case, shape: dict, method: str) -> str:
-        return case_hash(case) + ":" + hashlib.sha256(json.dumps(shape).encode()).hexdigest()[:16] + ":" + method
-
-    def put_key(self, key: str, eff: Effects) -> None:
-        value = {k: [list(x) for x in getattr(eff, k)] for k in ("observed", "issued", "expanded")}
-        self.put(key, {**value, "total": eff.total})
-
-    def get_key(self, key: str) -> Effects | None:
-        got = self.get(key)
-        if not isinstance(got, dict):
-            return None
-        return Effects(got["total"], *(tuple(tuple(x) for x in got[k]) for k in ("observed", "issued", "expanded")))
-
-
 def _stateless(r: Result) -> Result:
     return dataclasses.replace(r, state=None) if r.state is not None else r
 
@@ -413,6 +389,8 @@ def add_parser(sub) -> None:
     p.add_argument("--json", metavar="OUT.json", help="also write the figures as JSON")
     p.add_argument("--only", choices=LEVELS, help="list only instructions with this evidence")
     p.add_argument("--summary", action="store_true", help="print the summary lines only")
+    p.add_argument("--exhaustive", action="store_true", help="ablate every instruction of every matched case (hours"
+                   " over the whole corpus) for exact case counts above 100; the default skips what could add nothing")
     p.add_argument("--provenance", action="store_true", help="observed effects by data provenance (one traced golden"
                    " run a case, several times faster) instead of ablation; an estimate that can credit more")
     p.add_argument("--matrix", action="store_true", help="also the matrix unit's agreement per SrcA/SrcB format, "
@@ -421,14 +399,18 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
+def _method(args) -> str:
+    return "provenance" if args.provenance else "ablation" if args.exhaustive else "saturating"
+
+
 def run(args) -> int:
     paths = args.paths or [str(p) for p in DEFAULT_PATHS if p.is_dir()]
     runs = collect(paths, args.recordings, args.jobs, effects=not args.matrix_only,
-                   method="provenance" if args.provenance else "ablation")
+                   method=_method(args))
     if args.matrix_only:
         args.matrix = True
     else:
-        cov = measure(runs, "provenance" if args.provenance else "ablation")
+        cov = measure(runs, _method(args))
         if not args.summary:
             print(terminal_table(cov, args.only))
         print("\n".join(cov.summary_lines()))

@@ -23,7 +23,7 @@ ablation showed, so a PACR that only ever runs from a tt-llk MOP is credited by 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Iterable
+from typing import Any, Iterable, Protocol
 
 import numpy as np
 
@@ -48,10 +48,27 @@ class Effects:
     observed: tuple[tuple[int, int], ...]   # (thread, index) of instructions whose effect was observed
     issued: tuple[tuple[int, int], ...] = ()     # (thread, word) issued by MOP/REPLAY expansions
     expanded: tuple[tuple[int, int], ...] = ()   # those whose ablation showed an effect
+    unablated: tuple[tuple[int, int], ...] = ()        # (thread, index) a saturating run did not ablate
+    unablated_words: tuple[tuple[int, int], ...] = ()  # (thread, word) of ``issued`` it did not ablate
 
     @property
     def count(self) -> int:
         return len(self.observed)
+
+    @property
+    def whole(self) -> bool:
+        """Was every instruction ablated (not a saturating run's partial answer)?"""
+        return not (self.unablated or self.unablated_words)
+
+
+class Saturation(Protocol):
+    """What a saturating ablation asks before each ablation (tensix_cli.coverage_effects keeps one)."""
+
+    def needed(self, word: int) -> bool:
+        """Could an effect of ``word`` add to what the caller has observed so far?"""
+
+    def note(self, word: int) -> None:
+        """``word``'s effect was observed (in the case at hand)."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +108,7 @@ def _outcome(state: dict, mask: dict) -> _Outcome:
 
 
 _NOP = decode(NOP)
-_EXPANDING = {MOP_OP, REPLAY_OP}
+EXPANDING = {MOP_OP, REPLAY_OP}     # opcodes whose words the frontend expands
 
 
 class _Expansions(Tensix):
@@ -115,7 +132,7 @@ class _Expansions(Tensix):
 def expansion_words(case: Case) -> set[tuple[int, int]]:
     """The (thread, word) pairs golden's MOP and REPLAY expansions issue in a run of ``case`` (empty without
     MOP or REPLAY words; a run golden refuses gives what was issued before)."""
-    if not any(w >> 24 in _EXPANDING for ws in case.threads.values() for w in ws):
+    if not any(w >> 24 in EXPANDING for ws in case.threads.values() for w in ws):
         return set()
     m = _Expansions(case.threads)
     apply_init(m.s, case)
@@ -172,26 +189,58 @@ def any_observed(case: Case, mask: Iterable[str] | dict, full_state: dict | None
 
 
 def observed_effects(case: Case, mask: Iterable[str] | dict, full_state: dict | None = None,
-                     expansions: bool = True) -> Effects:
+                     expansions: bool = True, saturation: Saturation | None = None) -> Effects:
     """Every instruction whose ablation changes the compared state (one golden run per instruction), plus,
     when the program's effect shows only with several gone, the one that makes it show (see the module);
-    with ``expansions``, the words MOP/REPLAY expansions issue too (one more run per distinct word)."""
+    with ``expansions``, the words MOP/REPLAY expansions issue too (one more run per distinct word).
+
+    ``saturation``: a position or expansion word whose effect could add nothing to what the caller has
+    observed (``saturation.needed`` false) is not ablated but listed in ``unablated`` / ``unablated_words``;
+    the rest is answered as a whole run would (``observed`` holds exactly the whole run's observed items among
+    the ablated ones, and the collective rule applies only where no single ablation shows, checked over every
+    position)."""
     m = _mask(mask)
     full = _full(case, m, full_state)
     live = [p for p in _positions(case) if _word(case, p) != NOP]
-    seen = [p for p in live if full.differs(_run(case, _ablated(case, [p]), m))]
+    seen: list[tuple[int, int]] = []
+    skipped: list[tuple[int, int]] = []
+
+    def shows(p) -> bool:
+        if full.differs(_run(case, _ablated(case, [p]), m)):
+            seen.append(p)
+            if saturation is not None:
+                saturation.note(_word(case, p))
+            return True
+        return False
+    for p in live:
+        if saturation is not None and not saturation.needed(_word(case, p)):
+            skipped.append(p)
+        else:
+            shows(p)
+    while not seen and skipped:      # the collective rule needs "no single ablation shows": over all positions
+        shows(skipped.pop())
     if not seen and full.differs(_run(case, _ablated(case, live), m)):
         gone: list[tuple[int, int]] = []
         for p in reversed(live):     # ends at the latest instruction whose removal, with the later ones, shows
             gone.append(p)
             if full.differs(_run(case, _ablated(case, gone), m)):
                 seen.append(p)
+                if saturation is not None:
+                    saturation.note(_word(case, p))
                 break
     if not expansions:
-        return Effects(case.instruction_count, tuple(sorted(seen)))
+        return Effects(case.instruction_count, tuple(sorted(seen)), unablated=tuple(sorted(skipped)))
     issued = sorted(expansion_words(case))
-    expanded = [w for w in issued if full.differs(_run(case, case.threads, m, frozenset({w})))]
-    return Effects(case.instruction_count, tuple(sorted(seen)), tuple(issued), tuple(expanded))
+    expanded, skipped_words = [], []
+    for w in issued:
+        if saturation is not None and not saturation.needed(w[1]):
+            skipped_words.append(w)
+        elif full.differs(_run(case, case.threads, m, frozenset({w}))):
+            expanded.append(w)
+            if saturation is not None:
+                saturation.note(w[1])
+    return Effects(case.instruction_count, tuple(sorted(seen)), tuple(issued), tuple(expanded),
+                   tuple(sorted(skipped)), tuple(skipped_words))
 
 
 def _word(case: Case, p: tuple[int, int]) -> int:

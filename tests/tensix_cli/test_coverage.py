@@ -188,8 +188,9 @@ def test_a_run_stopped_part_way_keeps_the_effects_it_computed(tmp_path, monkeypa
     """The effects cache is written while coverage works (here after every case), so an interrupted run over
     a big corpus loses at most the last interval."""
     import tensix_cli.coverage as cov_mod
+    import tensix_cli.coverage_effects as effects_mod
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr(cov_mod, "SAVE_EVERY_S", 0.0)
+    monkeypatch.setattr(effects_mod, "SAVE_EVERY_S", 0.0)
     cases = [Case(f"z{i}", "", {0: asm(f"ZEROACC clear_mode=0 addr_mode=2 where={i}")}) for i in range(3)]
     store = Store(tmp_path / "rec")
     for c in cases:
@@ -198,14 +199,14 @@ def test_a_run_stopped_part_way_keeps_the_effects_it_computed(tmp_path, monkeypa
     corpus.mkdir()
     for c in cases:
         (corpus / f"{c.name}.yaml").write_text(dump_case(c))
-    real, calls = cov_mod._effects, []
+    real, calls = effects_mod.effects, []
 
     def stop_at_third(item):
         calls.append(item)
         if len(calls) == 3:
             raise KeyboardInterrupt
         return real(item)
-    monkeypatch.setattr(cov_mod, "_effects", stop_at_third)
+    monkeypatch.setattr(effects_mod, "effects", stop_at_third)
     try:
         cov_mod.collect([corpus], recordings=str(tmp_path / "rec"), jobs=1)
     except KeyboardInterrupt:
