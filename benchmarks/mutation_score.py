@@ -1,6 +1,6 @@
 """Mutation score of golden under device evidence: a seeded, stratified sample of cosmic-ray's mutants of golden/,
 each judged by benchmarks/mutation_evidence.py (golden against the recorded ttsim corpus sample), survivors
-classified in configs/mutation_survivors.yaml (docs/mutation.md).
+classified in configs/mutation/seed<SEED>.yaml (docs/mutation.md).
 
     python benchmarks/mutation_score.py [--mutants N] [--seed S] [--workdir DIR]
 
@@ -26,7 +26,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-SURVIVORS = ROOT / "configs" / "mutation_survivors.yaml"
+SAMPLES = ROOT / "configs" / "mutation"    # seed<SEED>.yaml: one sample's outcomes and survivors, classified
 PACKAGES = ("golden", "tensix_diff", "hwbridge", "generators", "tensix_cli", "configs")
 EXCLUDED = ("golden/analysis/**/*.py",)   # coverage tooling (provenance): no verdict runs it
 LINKED = ("tests", "recordings")        # read only: never mutated, so shared with the working tree
@@ -137,14 +137,15 @@ def main() -> None:
     runs = results(work)
     counts = Counter(o for _, o, _ in runs)
     survivors = sorted(m for m, o, _ in runs if o == "survived")
-    listed = yaml.safe_load(SURVIVORS.read_text()) if SURVIVORS.exists() else {}
+    listed_file = SAMPLES / f"seed{args.seed}.yaml"
+    listed = yaml.safe_load(listed_file.read_text()) if listed_file.exists() else {}
     table = listed.get("survivors") or {}
     classes = Counter(table[m]["class"] for m in survivors if m in table)
     if listed.get("seed") != args.seed or listed.get("mutants") != args.mutants:
-        print(f"{SURVIVORS.name} classifies the sample of seed {listed.get('seed')}, {listed.get('mutants')} mutants")
+        print(f"{listed_file.name} classifies the sample of seed {listed.get('seed')}, {listed.get('mutants')} mutants")
     stray = sorted(set(table) - set(survivors))
     if stray:
-        print(f"{SURVIVORS.name} lists {len(stray)} mutant(s) that did not survive: {', '.join(stray[:3])}")
+        print(f"{listed_file.name} lists {len(stray)} mutant(s) that did not survive: {', '.join(stray[:3])}")
     killed = counts["killed"] + counts["raised"] + counts["timeout"]
     n = len(runs)
     told = n - classes["equivalent"] - classes["not observable on ttsim"] - counts["incompetent"]

@@ -1,8 +1,9 @@
 """The mutation-score harness (docs/mutation.md): the device-evidence command kills a planted golden bug and
-passes unmutated golden; configs/mutation_survivors.yaml classifies every survivor of its sample."""
+passes unmutated golden; configs/mutation/seed<SEED>.yaml classifies every survivor of each sample."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from planted_bug import planted_addrmod_bug, planted_golden
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE = ROOT / "tests" / "corpus" / "spec" / "matmul-addrmod-trace.yaml"   # SrcB steps by AddrMod section 2
-TABLE = ROOT / "configs" / "mutation_survivors.yaml"
+SAMPLES = sorted((ROOT / "configs" / "mutation").glob("seed*.yaml"))      # one file per sample
 CLASSES = ("equivalent", "not observable on ttsim", "gap", "killed on re-check")
 
 
@@ -75,8 +76,16 @@ def test_the_sample_is_stratified_by_file_and_seeded(tmp_path):
     assert [it.job_id for it in picked] == [it.job_id for it in score.stratified(items, 8, 1, tmp_path)]
 
 
-def test_every_survivor_is_classified_with_a_reason():
-    table = yaml.safe_load(TABLE.read_text())
+def test_each_sample_has_its_file():
+    assert len(SAMPLES) >= 2
+    seeds = [yaml.safe_load(p.read_text())["seed"] for p in SAMPLES]
+    assert [p.name for p in SAMPLES] == [f"seed{s}.yaml" for s in seeds], "seed<SEED>.yaml holds seed SEED"
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.stem)
+def test_every_survivor_is_classified_with_a_reason(path):
+    table = yaml.safe_load(path.read_text())
+    assert len(str(table["golden"])) >= 7, "the commit whose golden/ was mutated"
     outcomes = table["sample"]
     assert len(outcomes) == table["mutants"] >= 100
     survivors = {m for m, o in outcomes.items() if o == "survived"}
@@ -86,6 +95,8 @@ def test_every_survivor_is_classified_with_a_reason():
         assert len(entry["why"]) > 20, m
         if entry["class"] == "gap":
             assert entry.get("awaiting"), f"{m}: a gap names the case that kills it, or the case that would"
+            for case in re.findall(r"tests/corpus/\S+?\.yaml", entry["awaiting"]):
+                assert (ROOT / case).exists(), f"{m}: the curated case it names, {case}"
         if entry["class"] == "killed on re-check":
             path, _, case = entry["killed_by"].partition("#")
             assert (ROOT / path).exists() and case, f"{m}: killed_by is BUNDLE#CASE of the recorded corpus"
