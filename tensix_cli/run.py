@@ -130,11 +130,13 @@ def _judged(cases, test, ref, names: tuple[str, str], held: list, **how):
     size = batch_size(test, ref)
     first, later = hangs_last(cases, test, ref)
     predicts = ref is not None and ref.name == "golden" and keeps_device(test)
+    predicted: dict[int, Result] = {}          # golden's Result of a case held back, by id(case): run once
     for k in range(0, len(first), size):
         chunk, expected = first[k:k + size], None
         if predicts:
             expected = run_cases(ref, chunk)
             hangs = [expects_hang(c, e) for c, e in zip(chunk, expected)]
+            predicted.update((id(c), e) for c, e, h in zip(chunk, expected, hangs) if h)
             later += [c for c, h in zip(chunk, hangs) if h]
             chunk = [c for c, h in zip(chunk, hangs) if not h]
             expected = [e for e, h in zip(expected, hangs) if not h]
@@ -142,7 +144,9 @@ def _judged(cases, test, ref, names: tuple[str, str], held: list, **how):
     ids = {id(c) for c in later}
     held += [c for c in cases if id(c) in ids]
     for k in range(0, len(held), size):
-        yield from _judge_chunk(held[k:k + size], test, ref, names, **how)
+        chunk = held[k:k + size]
+        expected = [predicted.get(id(c)) for c in chunk]
+        yield from _judge_chunk(chunk, test, ref, names, None if None in expected else expected, **how)
 
 
 def run(args) -> int:
