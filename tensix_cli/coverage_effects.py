@@ -22,7 +22,7 @@ from functools import lru_cache
 from generators.coverage_weights import is_mode_field, value_class
 from golden import isa
 from tensix_diff.case import Case, case_hash
-from tensix_diff.effects import EXPANDING, Effects, observed_effects, provenance_effects
+from tensix_diff.effects import Effects, expands, observed_effects, provenance_effects
 from tensix_diff.result_cache import ResultCache
 
 from .progress import Progress, pooled
@@ -124,8 +124,7 @@ def start(saturation: Saturating | None) -> None:
 
 def cost(case: Case) -> int:
     """How dear a case's ablation is, roughly: its program words times its threads (MOPs expand further)."""
-    expands = any(w >> 24 in EXPANDING for ws in case.threads.values() for w in ws)
-    return case.instruction_count * len(case.threads) * (4 if expands else 1)
+    return case.instruction_count * len(case.threads) * (4 if expands(case) else 1)
 
 
 def compute(out: list, todo: list, cache: EffectsCache, method: str, jobs: int, progress: Progress) -> None:

@@ -108,7 +108,7 @@ def _outcome(state: dict, mask: dict) -> _Outcome:
 
 
 _NOP = decode(NOP)
-EXPANDING = {MOP_OP, REPLAY_OP}     # opcodes whose words the frontend expands
+_EXPANDING = {MOP_OP, REPLAY_OP}    # opcodes whose words the frontend expands
 
 
 class _Expansions(Tensix):
@@ -129,10 +129,15 @@ class _Expansions(Tensix):
             yield index, d
 
 
+def expands(case: Case) -> bool:
+    """Whether ``case``'s program holds a MOP or REPLAY word (the frontend expands it into more words)."""
+    return any(w >> 24 in _EXPANDING for ws in case.threads.values() for w in ws)
+
+
 def expansion_words(case: Case) -> set[tuple[int, int]]:
     """The (thread, word) pairs golden's MOP and REPLAY expansions issue in a run of ``case`` (empty without
     MOP or REPLAY words; a run golden refuses gives what was issued before)."""
-    if not any(w >> 24 in EXPANDING for ws in case.threads.values() for w in ws):
+    if not expands(case):
         return set()
     m = _Expansions(case.threads)
     apply_init(m.s, case)
