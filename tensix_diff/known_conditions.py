@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable
-from unittest import mock
 
 from golden import isa
 from golden.core import Tensix
@@ -95,8 +94,11 @@ class GoldenFacts:
         """The machine after a second run in which PACR reads Dst without Adj16 / Adj32; None when golden
         does not complete it."""
         if not self._unremapped:
-            with mock.patch.object(pacr, "DstView", _UnremappedView):
+            pacr.DstView = _UnremappedView       # PACR's view of Dst, for this run only
+            try:
                 self._unremapped.append(_run(self.case))
+            finally:
+                pacr.DstView = DstView
         return self._unremapped[0]
 
     def initial_dest(self, row: int) -> list[int]:
