@@ -240,8 +240,9 @@ def run(args) -> int:
         return EXIT_DIVERGED
     if not args.no_run and done and not (matched or known):
         print(f"fuzz: nothing was compared ({', '.join(f'{n} {k}' for k, n in sorted(outcomes.items()))})"
-              + ("; replay answers only recorded cases: use a recorded profile and seed (tests/fuzz_corpus"
-                 " names them, e.g. --profile default --seed 2026)" if args.backend == "replay" else ""),
+              + ("; replay answers only recorded cases, and a recorded seed gives them again only while the"
+                 " profile's generator is unchanged: replay a bundle itself with `tensix-diff run"
+                 " tests/fuzz_corpus/NAME.cases.jsonl.gz`" if args.backend == "replay" else ""),
               file=sys.stderr)
         return EXIT_USAGE
     return EXIT_OK
