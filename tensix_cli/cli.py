@@ -120,9 +120,14 @@ def main(argv: list[str] | None = None) -> int:
     first = next((a for a in args_in if not a.startswith("-")), None)
     only = first if first in COMMAND_OF or first in ("asm", "disasm", "handlers") else None
     try:
-        args = build_parser(only).parse_args(args_in)
-        if argv is None:        # the process's command: what it imported lives as long as it, so the collector
-            gc.freeze()         # stops walking those objects each time a big case's allocations wake it
+        if argv is None:    # the process's command: the collector waits for the command's imports to finish
+            gc.disable()
+        try:
+            args = build_parser(only).parse_args(args_in)
+        finally:
+            if argv is None:    # what it imported lives as long as the process: the collector stops walking
+                gc.freeze()     # those objects each time a big case's allocations wake it
+                gc.enable()
         return args.func(args)
     except (UsageError, isa.IsaError) as e:
         print(f"tensix-diff: error: {e}", file=sys.stderr)
@@ -141,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"tensix-diff: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        if argv is None:    # the process ends: shutdown's collections skip what the command made (about 30 CPU-ms
+            gc.freeze()     # for 40,000 instructions, docs/speed.md); cleanup is atexit's (hwbridge.hw.backend)
 
 
 if __name__ == "__main__":
