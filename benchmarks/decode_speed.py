@@ -60,12 +60,9 @@ def main() -> None:
             text.append(f"    - {line}")
             raw.append(f"    - .word {isa.assemble_line(line):#010x}")
     every = ["name: big-distinct", "threads:", "  0:"] + [f"    - .word {w:#010x}" for w in distinct]
-    split = in_process("\n".join(every) + "\n")
-    cpu = cli_rates([("one instruction", one_word(distinct[0])), ("instruction text", text), ("raw .word lines", raw),
-                     ("raw .word lines, every word distinct", every)])
-    beyond = cpu["raw .word lines, every word distinct"] - cpu["one instruction"]
-    print(f"the distinct-word case beyond the 1-instruction case: {beyond:.3f} CPU-s, of which {split:.3f} in the "
-          f"four steps above; the rest ({beyond - split:.3f}) is the collector, exit and imports a bigger case makes")
+    in_process("\n".join(every) + "\n")
+    cli_rates([("one instruction", one_word(distinct[0])), ("instruction text", text), ("raw .word lines", raw),
+               ("raw .word lines, every word distinct", every)])
     print(load_note())
 
 
@@ -73,10 +70,10 @@ def one_word(word: int) -> list[str]:
     return ["name: one-word", "threads:", "  0:", f"    - .word {word:#010x}"]
 
 
-def in_process(body: str, runs: int = 5) -> float:
+def in_process(body: str, runs: int = 5) -> None:
     """The CPU seconds (least of ``runs``, every cache emptied) of each step the command takes for the case
     ``body``, in this process with the collector set as the command sets it: parse, decode, execute (decoded
-    words cached), observe and write the dump; prints them and returns their sum."""
+    words cached), observe and write the dump."""
     gc.freeze()
     young = gc.get_threshold()
     gc.set_threshold(cli.YOUNG_OBJECTS)
@@ -99,11 +96,11 @@ def in_process(body: str, runs: int = 5) -> float:
             for k, a, b in zip(best, t, t[1:]):
                 best[k] = min(best[k], b - a)
     gc.set_threshold(*young)
-    print("in this process, CPU (least of 5): " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in best.items()))
-    return sum(best.values())
+    print("the distinct-word case's steps in this process, CPU (least of 5): "
+          + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in best.items()))
 
 
-def cli_rates(cases: list[tuple[str, list[str]]], runs: int = 5) -> dict[str, float]:
+def cli_rates(cases: list[tuple[str, list[str]]], runs: int = 5) -> None:
     """Each case through the installed console script, as a user runs it, with this tree's packages first on
     PYTHONPATH: wall time best of 3, CPU time (the whole process: interpreter start, imports, parsing, the run,
     the dump, exit) least of ``runs``; a bare interpreter and ``import numpy`` beside them (what any run pays)."""
@@ -117,7 +114,6 @@ def cli_rates(cases: list[tuple[str, list[str]]], runs: int = 5) -> dict[str, fl
                       ("python -c 'import numpy'", [sys.executable, "-c", "import numpy"])):
         cpu = min(timed(cmd, {**env, "OPENBLAS_NUM_THREADS": "1"})[1] for _ in range(runs))
         print(f"{what}: {cpu:.3f} CPU-s (OPENBLAS_NUM_THREADS=1, as the command sets it)")
-    out = {}
     with tempfile.TemporaryDirectory() as d:
         for what, lines in cases:
             n = sum(line.startswith("    - ") for line in lines)
@@ -126,7 +122,7 @@ def cli_rates(cases: list[tuple[str, list[str]]], runs: int = 5) -> dict[str, fl
             cmd = [script, "run", str(case), "--backend", "golden", "--against", "golden",
                    "--dump", str(Path(d) / "out.json"), "-q"]
             best = min(walls(cmd, 3, env))     # after an untimed run that writes the bytecode
-            cpu = out[what] = min(timed(cmd, env)[1] for _ in range(runs))
+            cpu = min(timed(cmd, env)[1] for _ in range(runs))
             if n == 1:      # what every case pays: interpreter, imports, one golden run and the dump
                 print(f"a 1-instruction case through the CLI (start-up and dump): {cpu:.3f} CPU-s, {best:.3f} s wall")
                 continue
@@ -134,7 +130,6 @@ def cli_rates(cases: list[tuple[str, list[str]]], runs: int = 5) -> dict[str, fl
             print(f"{n}-instruction case as {what} through the CLI: {cpu:.3f} CPU-s, {n / cpu / 1e3:.0f}k "
                   f"instructions per CPU-s; {best:.3f} s wall, {n / best / 1e3:.0f}k instructions/s "
                   f"(target 200k: {met})")
-    return out
 
 
 def distinct_words(rng: random.Random, n: int) -> list[int]:
