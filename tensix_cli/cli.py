@@ -153,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tensix-diff: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     finally:
-        if argv is None:    # the process ends: shutdown's collections skip what the command made (about 30 CPU-ms
-            gc.freeze()     # for 40,000 instructions, docs/speed.md); cleanup is atexit's (hwbridge.hw.backend)
+        if argv is None:    # the process ends: shutdown's collections skip what the command made (docs/speed.md);
+            gc.freeze()     # cleanup at exit is atexit's (hwbridge.hw.backend)
 
 
 if __name__ == "__main__":
