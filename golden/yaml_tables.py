@@ -43,7 +43,7 @@ def pickled(kind: str, key: str, make: Callable[[], Any]) -> Any:
 
 
 def load(path: Path) -> Any:
-    """The parsed YAML file at ``path`` (a project table: trusted content, cached by its hash)."""
+    """The parsed YAML file at ``path`` (a project table: trusted content, cached by its checksums)."""
     data = Path(path).read_bytes()
     key = f"{len(data):x}-{zlib.crc32(data):08x}-{zlib.adler32(data):08x}"
     return pickled("tables", key, lambda: parse(data.decode("utf-8")))
