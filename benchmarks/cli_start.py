@@ -9,7 +9,7 @@ import argparse
 import statistics
 import sys
 
-from cli_timing import command, user_env, walls
+from cli_timing import command, command_note, load_note, user_env, walls
 
 
 def main() -> None:
@@ -17,12 +17,14 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15)
     args = ap.parse_args()
     env, note = user_env()
+    print(command_note(command()))
     if note:
         print(note)
     bare = statistics.median(walls([sys.executable, "-c", "pass"], args.runs, env))
     cli = statistics.median(walls([command(), "disasm", "0x3700000f"], args.runs, env))
     print(f"python -c pass:                 {bare * 1e3:6.0f} ms")
     print(f"tensix-diff disasm 0x3700000f:  {cli * 1e3:6.0f} ms (target 120 ms: {'met' if cli <= 0.120 else 'NOT met'})")
+    print(load_note())
 
 
 if __name__ == "__main__":

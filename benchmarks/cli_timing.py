@@ -7,14 +7,28 @@ variable out and follow one untimed warm-up run, and the caller prints that it d
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 
 def command() -> str:
+    """The installed `tensix-diff` console script: the one pip writes beside this interpreter (its #! line names
+    the interpreter itself), else the one on PATH (which may be a wrapper such as a pyenv shim)."""
+    beside = Path(sys.executable).with_name("tensix-diff")
+    if beside.is_file():
+        return str(beside)
     return shutil.which("tensix-diff") or sys.exit("tensix-diff is not installed (pip install -e .)")
+
+
+def command_note(script: str) -> str:
+    """The line naming the timed command and what its first line runs."""
+    with open(script, "rb") as f:
+        first = f.readline().decode(errors="replace").strip()
+    return f"timed command: {script} ({first})"
 
 
 def user_env() -> tuple[dict[str, str], str]:
@@ -38,12 +52,12 @@ def walls(cmd: list[str], runs: int, env: dict[str, str], cwd: str | None = None
 
 def timed(cmd: list[str], env: dict[str, str], cwd: str | None = None) -> tuple[float, float, int, str]:
     """(wall seconds, CPU seconds of the command and its children, exit status, stdout + stderr) of one run."""
-    before = os.times()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)      # microseconds, where os.times counts 10 ms ticks
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
     wall = time.perf_counter() - t0
-    after = os.times()
-    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu, p.returncode, p.stdout + p.stderr
 
 

@@ -2,25 +2,33 @@
 instructions; raw `.word 0x...` lines parsed per second (issue 25, target >= 1M lines/s) over 40,000 distinct
 words; and a 40,000-instruction counter/GPR case through `tensix-diff run --backend golden --dump` end to end,
 written as instruction text, again as raw `.word` lines, and 40,000 distinct raw words (every line parsed
-and decoded afresh) (target >= 200k instructions/s; parsing included), beside a 1-instruction case (what
-every run pays: interpreter, imports, the dump).
-Wall time is best of 3 runs; CPU time (the command's user + system) beside it, with the machine's load.
+and decoded afresh) (issue 25, target >= 200k instructions/s; parsing included), beside a 1-instruction case
+(what every run pays: interpreter, imports, the dump), a bare interpreter and `import numpy`.
+The command timed is the installed console script (cli_timing.command), this tree's packages first on its path.
+Wall time is best of 3 runs; CPU time (the whole process's user + system) least of 5, with the machine's load.
 
     python benchmarks/decode_speed.py
 """
 from __future__ import annotations
 
+import gc
+import os
 import random
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from golden import isa
+from golden import core, isa
 
-from cli_timing import command, load_note, timed, user_env, walls
+from cli_timing import command, command_note, load_note, timed, user_env, walls
+from tensix_cli import cli
+from tensix_cli.run import write_dump
 from tensix_diff import case as case_module
 from tensix_diff.case import fast as fast_reader
+from tensix_diff.golden_run import observe
 
+ROOT = Path(__file__).resolve().parents[1]
 NAMES = ["SETRWC", "INCRWC", "SETDMAREG", "ADDDMAREG", "SETADCXY", "INCADCXY", "ZEROACC", "SFPLOADI"]
 BODY = ["SETRWC bitmask=15 rwc_a={a} rwc_b=1 rwc_d=5", "INCRWC rwc_a=1 rwc_b=2 rwc_d=3",
         "SETDMAREG regindex16b={r} payload_sigsel={a}", "ADDDMAREG resultregindex={g} opbregindex={g} oparegindex={g}",
@@ -52,30 +60,76 @@ def main() -> None:
             text.append(f"    - {line}")
             raw.append(f"    - .word {isa.assemble_line(line):#010x}")
     every = ["name: big-distinct", "threads:", "  0:"] + [f"    - .word {w:#010x}" for w in distinct]
+    in_process("\n".join(every) + "\n")
+    cli_rates([("one instruction", one_word(distinct[0])), ("instruction text", text), ("raw .word lines", raw),
+               ("raw .word lines, every word distinct", every)])
+    print(load_note())
+
+
+def one_word(word: int) -> list[str]:
+    return ["name: one-word", "threads:", "  0:", f"    - .word {word:#010x}"]
+
+
+def in_process(body: str, runs: int = 5) -> None:
+    """The CPU seconds (least of ``runs``, every cache emptied) of each step the command takes for the case
+    ``body``, in this process with the collector set as the command sets it: parse, decode, execute (decoded
+    words cached), observe and write the dump."""
+    gc.freeze()
+    young = gc.get_threshold()
+    gc.set_threshold(cli.YOUNG_OBJECTS)
+    best = dict.fromkeys(("parse", "decode", "execute", "observe and dump"), float("inf"))
+    with tempfile.TemporaryDirectory() as d:
+        for _ in range(runs):
+            fast_reader._LINE_WORDS.clear()
+            isa._assemble.cache_clear()
+            core._decode_cache.clear()
+            t = [time.process_time()]
+            case = case_module.parse_case(body)
+            t.append(time.process_time())
+            core.decode_program(case.threads[0])
+            t.append(time.process_time())
+            m = core.Tensix()
+            m.run(case.threads, case.actions)
+            t.append(time.process_time())
+            write_dump(str(Path(d) / "out.json"), observe(m.s, case))
+            t.append(time.process_time())
+            for k, a, b in zip(best, t, t[1:]):
+                best[k] = min(best[k], b - a)
+    gc.set_threshold(*young)
+    print("the distinct-word case's steps in this process, CPU (least of 5): "
+          + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in best.items()))
+
+
+def cli_rates(cases: list[tuple[str, list[str]]], runs: int = 5) -> None:
+    """Each case through the installed console script, as a user runs it, with this tree's packages first on
+    PYTHONPATH: wall time best of 3, CPU time (the whole process: interpreter start, imports, parsing, the run,
+    the dump, exit) least of ``runs``; a bare interpreter and ``import numpy`` beside them (what any run pays)."""
     script = command()
     env, note = user_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+    print(command_note(script) + f"; packages from {ROOT}")
     if note:
         print(note)
-    one = ["name: one-word", "threads:", "  0:", f"    - .word {distinct[0]:#010x}"]
+    for what, cmd in (("interpreter start (python -c pass)", [sys.executable, "-c", "pass"]),
+                      ("python -c 'import numpy'", [sys.executable, "-c", "import numpy"])):
+        cpu = min(timed(cmd, {**env, "OPENBLAS_NUM_THREADS": "1"})[1] for _ in range(runs))
+        print(f"{what}: {cpu:.3f} CPU-s (OPENBLAS_NUM_THREADS=1, as the command sets it)")
     with tempfile.TemporaryDirectory() as d:
-        for what, lines in (("one instruction", one), ("instruction text", text), ("raw .word lines", raw),
-                            ("raw .word lines, every word distinct", every)):
+        for what, lines in cases:
             n = sum(line.startswith("    - ") for line in lines)
             case = Path(d) / "big.yaml"
             case.write_text("\n".join(lines) + "\n")
             cmd = [script, "run", str(case), "--backend", "golden", "--against", "golden",
                    "--dump", str(Path(d) / "out.json"), "-q"]
+            best = min(walls(cmd, 3, env))     # after an untimed run that writes the bytecode
+            cpu = min(timed(cmd, env)[1] for _ in range(runs))
             if n == 1:      # what every case pays: interpreter, imports, one golden run and the dump
-                walls(cmd, 0, env)                  # the untimed run that writes the bytecode
-                cpu = min(timed(cmd, env)[1] for _ in range(3))
-                print(f"a 1-instruction case through the CLI (start-up and dump): {cpu:.2f} CPU-s")
+                print(f"a 1-instruction case through the CLI (start-up and dump): {cpu:.3f} CPU-s, {best:.3f} s wall")
                 continue
-            best = min(walls(cmd, 3, env))
-            cpu = min(timed(cmd, env)[1] for _ in range(3))
-            print(f"{n}-instruction case as {what} through the CLI: {best:.2f} s wall, {n / best / 1e3:.0f}k "
-                  f"instructions/s (target 200k: {'met' if n / best >= 200e3 else 'NOT met'}); {cpu:.2f} CPU-s, "
-                  f"{n / cpu / 1e3:.0f}k instructions per CPU-s")
-    print(load_note())
+            met = ", ".join(f"{k} {'met' if n / v >= 200e3 else 'NOT met'}" for k, v in (("CPU", cpu), ("wall", best)))
+            print(f"{n}-instruction case as {what} through the CLI: {cpu:.3f} CPU-s, {n / cpu / 1e3:.0f}k "
+                  f"instructions per CPU-s; {best:.3f} s wall, {n / best / 1e3:.0f}k instructions/s "
+                  f"(target 200k: {met})")
 
 
 def distinct_words(rng: random.Random, n: int) -> list[int]:

@@ -14,6 +14,7 @@ TMP0, TMP1, TMP_LO = 28, 29, 30                     # ckernel_gpr_map.h p_gpr_pa
 OUTPUT_ADDR, OUTPUT_ADDR_OFFSET = 12, 50
 REPLAY_OFFSET = 16                                  # cpack_common.h replay_buf_offset
 DATUM_BYTES = {0: 4, 1: 2, 5: 2}                    # ckernel_defs.h SCALE_DATUM_SIZE (FP32, FP16, BF16)
+APPLY_RELU, RELU_THRESHOLD = config_field("STACC_RELU_ApplyRelu"), config_field("STACC_RELU_ReluThreshold")
 
 
 def _x_stride(fmt: int) -> int:
@@ -47,7 +48,11 @@ def hw_configure(p: KernelThread, src_fmt: int, dst_fmt: int, relu: int = 0, til
     p.op("ATGETM", mutex_index=0)
     p.rmw_field("THCON_SEC0_REG1_Pac_LF8_4b_exp", 0)
     p.rmw_field("ALU_FORMAT_SPEC_REG2_Dstacc", src_fmt & 0xF)
-    p.rmw(2, 0, 0x3FFFC0, relu & 0xFFFF | relu >> 16 << 4)                 # STACC_RELU
+    # configure_pack: relu_config_u into STACC_RELU under ApplyRelu | ReluThreshold masks. With relu 0 the
+    # recorded corpus kernels leave ApplyRelu (0 from reset) out of the mask; re-transcribing them would make
+    # their recordings stale, so that word keeps the threshold mask alone (Config ends the same from reset).
+    relu_word = (relu & 0xF) << APPLY_RELU.shift | (relu >> 16 & 0xFFFF) << RELU_THRESHOLD.shift
+    p.rmw(APPLY_RELU.index, 0, (APPLY_RELU.mask if relu else 0) | RELU_THRESHOLD.mask, relu_word)
     p.op("ATRELM", mutex_index=0)
     p.rmw(71, 0, 0x100000 | 0xFF000000, 0)                                # reconfigure_exp_threshold<false>
     p.cfg(68, (0 if dst_fmt == INT8 else 4) << 16)                          # Exp_section_size (Int8: 0)

@@ -81,14 +81,16 @@ def decode(word: int) -> Decoded:
 
 def decode_program(words: Sequence[int]) -> list[Decoded]:
     """``[decode(w) for w in words]``; a long program with words not seen before is decoded all at once."""
-    out = list(map(_decode_cache.get, words))
-    if None not in out:
-        return out
+    if len(words) < _BULK or words[0] in _decode_cache:     # a long program whose first word is new: decoded at once
+        out = list(map(_decode_cache.get, words))
+        if None not in out:
+            return out
     new = _decode_many(list(dict.fromkeys(words))) if len(words) >= _BULK else None
     if new is None:                 # short, or a word does not decode: word by word, the first bad one named
         return [decode(w) for w in words]
-    if len(_decode_cache) < _CACHED:
-        _decode_cache.update(itertools.islice(new.items(), _CACHED - len(_decode_cache)))
+    room = _CACHED - len(_decode_cache)
+    if room > 0:
+        _decode_cache.update(new if len(new) <= room else itertools.islice(new.items(), room))
     return list(map(new.__getitem__, words))
 
 

@@ -1,12 +1,13 @@
 """Reading the project's YAML tables fast: libyaml (yaml.CSafeLoader) when the wheel has it, and the parsed
-table cached by the file's SHA-256 under ~/.cache/tensix-diff/tables, so a command that needs the ISA table
-does not parse it on every start. A damaged or concurrent cache is only ever a cache miss."""
+table cached under ~/.cache/tensix-diff/tables keyed by the file's length, CRC-32 and Adler-32 (zlib: no
+OpenSSL to load at start, as hashlib does), so a command that needs the ISA table does not parse it on every
+start. A damaged or concurrent cache is only ever a cache miss."""
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import tempfile
+import zlib
 from pathlib import Path
 from typing import Any, Callable
 
@@ -42,6 +43,7 @@ def pickled(kind: str, key: str, make: Callable[[], Any]) -> Any:
 
 
 def load(path: Path) -> Any:
-    """The parsed YAML file at ``path`` (a project table: trusted content, cached by its hash)."""
+    """The parsed YAML file at ``path`` (a project table: trusted content, cached by its checksums)."""
     data = Path(path).read_bytes()
-    return pickled("tables", hashlib.sha256(data).hexdigest()[:32], lambda: parse(data.decode("utf-8")))
+    key = f"{len(data):x}-{zlib.crc32(data):08x}-{zlib.adler32(data):08x}"
+    return pickled("tables", key, lambda: parse(data.decode("utf-8")))

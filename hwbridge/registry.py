@@ -2,7 +2,9 @@
 cases on them and judging a pair (tensix_diff.assess)."""
 from __future__ import annotations
 
+from itertools import islice
 from pathlib import Path
+from typing import Callable, Iterable, Iterator
 
 from tensix_diff.result import DEVICE_ERROR, Result
 
@@ -104,6 +106,35 @@ def hangs_last(cases: list, *backends) -> tuple[list, list]:
     if not keeps_device(*backends):
         return list(cases), []
     return [c for c in cases if not expects_hang(c)], [c for c in cases if expects_hang(c)]
+
+
+def judged_hangs_last(cases: Iterable, ref, test, held: list, judge: Callable[[list, list | None], Iterator]):
+    """``judge(chunk, expected)`` over ``cases`` (a list or a stream) in batches that fill a multi-core backend's
+    cores; ``expected`` is the reference's Results when they were already run, else None. On a backend that keeps
+    its device (hw, card isolation) the cases known to hang (tagged ``expect:hang``, or golden as the reference
+    predicts a hang) run after every other case, so a hang the recovery cannot end taints none of them, judged
+    against golden's prediction made once: ``held`` gets those, in case order."""
+    size = batch_size(test, ref)
+    keep = keeps_device(test, ref)
+    predicts = ref is not None and getattr(ref, "name", "") == "golden" and keeps_device(test)
+    predicted: dict[int, Result] = {}          # golden's Result of a case held back, by id(case)
+    cases = iter(cases)
+    while chunk := list(islice(cases, size)):
+        hang = [keep and expects_hang(c) for c in chunk]
+        expected = None
+        if predicts:
+            ran = iter(run_cases(ref, [c for c, h in zip(chunk, hang) if not h]))
+            results = [None if h else next(ran) for h in hang]
+            for i, (c, e) in enumerate(zip(chunk, results)):
+                if e is not None and expects_hang(c, e):
+                    hang[i], predicted[id(c)] = True, e
+            expected = [e for e, h in zip(results, hang) if not h]
+        held += [c for c, h in zip(chunk, hang) if h]
+        yield from judge([c for c, h in zip(chunk, hang) if not h], expected)
+    for k in range(0, len(held), size):
+        chunk = held[k:k + size]
+        expected = [predicted.get(id(c)) for c in chunk]
+        yield from judge(chunk, None if None in expected else expected)
 
 
 def run_last_line(held: list) -> str:

@@ -59,6 +59,11 @@ def _handlers(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# A command's objects mostly live until it ends (cases, decoded programs, results) and golden makes little cyclic
+# garbage (a run of tests/corpus: about 300 objects): the collector's youngest generation waits for this many new
+# objects (a 40,000-word case makes about 84,000), so a one-case command ends before the collector walks them.
+YOUNG_OBJECTS = 200_000
+
 # The command each module adds, named alike (so one command imports only its own module: start-up stays short).
 COMMAND_OF = {m.rpartition(".")[2]: m for m in COMMAND_MODULES}
 
@@ -120,9 +125,15 @@ def main(argv: list[str] | None = None) -> int:
     first = next((a for a in args_in if not a.startswith("-")), None)
     only = first if first in COMMAND_OF or first in ("asm", "disasm", "handlers") else None
     try:
-        args = build_parser(only).parse_args(args_in)
-        if argv is None:        # the process's command: what it imported lives as long as it, so the collector
-            gc.freeze()         # stops walking those objects each time a big case's allocations wake it
+        if argv is None:    # the process's command: the collector waits for the command's imports to finish
+            gc.disable()
+        try:
+            args = build_parser(only).parse_args(args_in)
+        finally:
+            if argv is None:    # what it imported lives as long as the process: the collector stops walking
+                gc.freeze()     # those objects each time a big case's allocations wake it, and first runs
+                gc.set_threshold(YOUNG_OBJECTS)     # after YOUNG_OBJECTS more, not 700 (docs/speed.md)
+                gc.enable()
         return args.func(args)
     except (UsageError, isa.IsaError) as e:
         print(f"tensix-diff: error: {e}", file=sys.stderr)
@@ -141,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"tensix-diff: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        if argv is None:    # the process ends: shutdown's collections skip what the command made (docs/speed.md);
+            gc.freeze()     # cleanup at exit is atexit's (hwbridge.hw.backend)
 
 
 if __name__ == "__main__":

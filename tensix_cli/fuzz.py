@@ -22,7 +22,7 @@ from generators.bulk import generate
 from generators.constraints import availability_report, available
 from generators.profiles import GOLDEN_ACCEPT, ProfileError, load_profile, profile_names
 from generators.program import NoInstructions
-from hwbridge.registry import BACKENDS, BackendUnavailable, batch_size, get_backend, judge_case, judge_cases
+from hwbridge.registry import BACKENDS, BackendUnavailable, get_backend, judge_cases, judged_hangs_last, run_last_line
 from tensix_diff.case import BUNDLE_SUFFIX, Case, case_hash, dump_case, write_bundle
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
 from tensix_diff.report_campaign import campaign_html
@@ -90,35 +90,26 @@ def _backend(name: str, args):
         raise _Fail(EXIT_DEVICE, f"{name} backend failed to start: {type(e).__name__}: {e}") from None
 
 
-def _verdict(ref, test, case: Case, names: tuple[str, str]) -> Verdict:
-    return judge_case(ref, test, case, names)[0]
-
-
-def _judged(generated, ref, test, names: tuple[str, str]):
-    """(case seed, case, verdict or None when nothing runs) in order; a multi-core backend judges the cases in
-    batches that fill its cores."""
+def _judged(generated, ref, test, names: tuple[str, str], held: list):
+    """(index, case seed, case, verdict or None when nothing runs), the generated cases in order but the ones known
+    to hang, which a device never replaced runs last (hwbridge.registry.judged_hangs_last: ``held`` gets them);
+    a multi-core backend judges the cases in batches that fill its cores."""
     if ref is None:
-        for cs, case in generated:
-            yield cs, case, None
+        for i, (cs, case) in enumerate(generated):
+            yield i, cs, case, None
         return
-    size = batch_size(ref, test)
-    if size == 1:
-        for cs, case in generated:
-            yield cs, case, _verdict(ref, test, case, names)
-        return
-    chunk: list = []
-    for item in generated:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield from _judge_chunk(chunk, ref, test, names)
-            chunk = []
-    yield from _judge_chunk(chunk, ref, test, names)
+    made: dict[int, tuple[int, int]] = {}        # id(case) -> (index, case seed), until the case is judged
 
+    def cases():
+        for i, (cs, case) in enumerate(generated):
+            made[id(case)] = i, cs
+            yield case
 
-def _judge_chunk(chunk: list, ref, test, names: tuple[str, str]):
-    judged = judge_cases(ref, test, [case for _, case in chunk], names)
-    for (cs, case), (v, _, _) in zip(chunk, judged):
-        yield cs, case, v
+    def judge(chunk: list, expected: list | None):
+        for case, (v, _, _) in zip(chunk, judge_cases(ref, test, chunk, names, expected)):
+            yield *made.pop(id(case)), case, v
+
+    yield from judged_hangs_last(cases(), ref, test, held, judge)
 
 
 def _list(p) -> int:
@@ -171,9 +162,10 @@ def run(args) -> int:
     triage = CampaignTriage(args.backend)   # groups divergences by signature (tensix_diff.triage)
     started, t0 = datetime.now(timezone.utc), time.monotonic()
     done, interrupted = 0, False
+    held: list[Case] = []           # golden predicts a hang: run after every other case on a device never replaced
     try:
-        for cs, case, v in _judged(generate(seed, args.count, p, start=args.start), ref, test, names):
-            index = args.start + done
+        for i, cs, case, v in _judged(generate(seed, args.count, p, start=args.start), ref, test, names, held):
+            index = args.start + i
             if out_dir:
                 (out_dir / f"{case.name}.yaml").write_text(dump_case(case))
             if args.bundle:
@@ -235,6 +227,8 @@ def run(args) -> int:
     if diverged:
         print("\n".join(report["triage"]["lines"]))
     print(summary)
+    if held:
+        print(run_last_line(held))
     if whys:
         print("uncompared: " + ", ".join(f"{n} {why}" for why, n in whys.most_common()))
     print(f"report: {report_path} (and {report_path.with_suffix('.html').name})")
@@ -246,8 +240,9 @@ def run(args) -> int:
         return EXIT_DIVERGED
     if not args.no_run and done and not (matched or known):
         print(f"fuzz: nothing was compared ({', '.join(f'{n} {k}' for k, n in sorted(outcomes.items()))})"
-              + ("; replay answers only recorded cases: use a recorded profile and seed (tests/fuzz_corpus"
-                 " names them, e.g. --profile default --seed 2026)" if args.backend == "replay" else ""),
+              + ("; replay answers only recorded cases, and a recorded seed gives them again only while the"
+                 " profile's generator is unchanged: replay a bundle itself with `tensix-diff run"
+                 " tests/fuzz_corpus/NAME.cases.jsonl.gz`" if args.backend == "replay" else ""),
               file=sys.stderr)
         return EXIT_USAGE
     return EXIT_OK

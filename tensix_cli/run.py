@@ -11,8 +11,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from hwbridge.registry import (BACKENDS, batch_size, expects_hang, hangs_last, judge_cases, keeps_device, run_case,
-                               run_cases, run_last_line)
+from hwbridge.registry import BACKENDS, judge_cases, judged_hangs_last, run_case, run_cases, run_last_line
 from tensix_diff.case import Case, load_each
 from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
 from tensix_diff.result import DEVICE_ERROR, MISSING, OK, STALE, Result, dump_form
@@ -124,29 +123,10 @@ def _judge_chunk(chunk: list, test, ref, names: tuple[str, str], expected: list 
 
 
 def _judged(cases, test, ref, names: tuple[str, str], held: list, **how):
-    """_judge_chunk over batches that fill a multi-core backend's cores. On a backend that keeps its device (hw,
-    card isolation) the cases known to hang (tagged ``expect:hang``, or golden on the other side hangs) run after
-    every other case, so a hang the recovery cannot end taints none of them: ``held`` gets those, in case order."""
-    size = batch_size(test, ref)
-    first, later = hangs_last(cases, test, ref)
-    predicts = ref is not None and ref.name == "golden" and keeps_device(test)
-    predicted: dict[int, Result] = {}          # golden's Result of a case held back, by id(case): run once
-    for k in range(0, len(first), size):
-        chunk, expected = first[k:k + size], None
-        if predicts:
-            expected = run_cases(ref, chunk)
-            hangs = [expects_hang(c, e) for c, e in zip(chunk, expected)]
-            predicted.update((id(c), e) for c, e, h in zip(chunk, expected, hangs) if h)
-            later += [c for c, h in zip(chunk, hangs) if h]
-            chunk = [c for c, h in zip(chunk, hangs) if not h]
-            expected = [e for e, h in zip(expected, hangs) if not h]
-        yield from _judge_chunk(chunk, test, ref, names, expected, **how)
-    ids = {id(c) for c in later}
-    held += [c for c in cases if id(c) in ids]
-    for k in range(0, len(held), size):
-        chunk = held[k:k + size]
-        expected = [predicted.get(id(c)) for c in chunk]
-        yield from _judge_chunk(chunk, test, ref, names, None if None in expected else expected, **how)
+    """_judge_chunk over the cases, the ones known to hang last on a device never replaced
+    (hwbridge.registry.judged_hangs_last: ``held`` gets those)."""
+    return judged_hangs_last(cases, ref, test, held,
+                             lambda chunk, expected: _judge_chunk(chunk, test, ref, names, expected, **how))
 
 
 def run(args) -> int:

@@ -22,6 +22,9 @@ Predicates (the first two symmetric in the two values, so the comparison's direc
                             value and golden holds what the device holds at row Adj16^-1(R): the other end of
                             a write golden remapped (needs ``cases``, ``tags`` or ``condition``, and golden as
                             one side)
+  ``{pack_unremapped: l1}`` an L1 byte where one side holds golden's value and the other the value golden
+                            writes when PACR reads Dst without Adj16 / Adj32 (remap_addrs and swizzle_32b as if
+                            clear): a second golden run (GoldenFacts.unremapped_pack; needs a scope as above)
   ``any``                   any difference (allowed only with ``cases``: a named case, never a whole field)
 """
 from __future__ import annotations
@@ -111,6 +114,19 @@ def _rows_remapped(arg: Any) -> Predicate:
     return holds
 
 
+def _pack_unremapped(arg: Any) -> Predicate:
+    if arg != "l1":
+        raise KnownError(f"pack_unremapped names the region PACR writes: l1, not {arg!r}")
+
+    def holds(d: Diff, dests, facts: GoldenFacts | None) -> bool:
+        if facts is None or d.region != "l1" or facts.machine is None or facts.unremapped_pack is None:
+            return False
+        addr = int(d.location, 16)
+        golden, unremapped = (m.s.l1.read(addr, 1)[0] for m in (facts.machine, facts.unremapped_pack))
+        return golden != unremapped and {d.expected, d.actual} == {golden, unremapped}
+    return holds
+
+
 def _cellwise(make: Callable[[Any], Callable[[Any, Any], bool]]) -> Callable[[Any], Predicate]:
     """A predicate over the two values of one item, as a predicate over the item, both Dests and the case."""
     def build(arg: Any) -> Predicate:
@@ -119,8 +135,9 @@ def _cellwise(make: Callable[[Any], Callable[[Any, Any], bool]]) -> Callable[[An
     return build
 
 
-PREDICATES = {"low_bits_agree": _cellwise(_low_bits), "pairs": _cellwise(_pairs), "rows_remapped": _rows_remapped}
-NEEDS_SCOPE = ("rows_remapped",)   # predicates allowed only in an entry limited by 'cases', 'tags' or 'condition'
+PREDICATES = {"low_bits_agree": _cellwise(_low_bits), "pairs": _cellwise(_pairs), "rows_remapped": _rows_remapped,
+              "pack_unremapped": _pack_unremapped}
+NEEDS_SCOPE = ("rows_remapped", "pack_unremapped")   # predicates allowed only in an entry limited by 'cases', 'tags' or 'condition'
 
 
 def _predicate(when: Any, named: bool, scoped: bool) -> tuple[str, Predicate]:

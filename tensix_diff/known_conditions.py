@@ -7,7 +7,9 @@ An entry's ``condition`` (configs/known_divergences.yaml) is a mapping of checks
                                         the wait it latched (STALLWAIT.md / SEMWAIT.md Wait Gate) is still unmet
                                         when the run ends, so golden completes only because the wait latches
 The checks read golden's run trace and end state; golden's code is not changed. A case golden does not
-complete (an error or a hang) meets no condition.
+complete (an error or a hang) meets no condition. ``GoldenFacts.unremapped_pack`` is a second golden run in
+which PACR reads Dst without Adj16 / Adj32 (remap_addrs and swizzle_32b as if clear), as ttsim 1.10.0 does,
+for the predicate that explains exactly that reading (tensix_diff.known).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from golden.core import Tensix
 from golden.dest_view import DstView
 from golden.errors import GoldenError
 from golden.isa import IsaError
+from golden.pack import pacr
 from golden.sync.sync import unmet
 
 from .case import Case
@@ -50,6 +53,24 @@ class _Watched(Tensix):
             self.remapped.add(name)
 
 
+class _UnremappedView(DstView):
+    """Dst as a device that applies neither Adj16 nor Adj32 addresses it (ttsim 1.10.0, src/tensix.cpp)."""
+
+    def __init__(self, m, t: int):
+        super().__init__(m, t)
+        self.remap = self.swizzle = False
+
+
+def _run(case: Case) -> _Watched | None:
+    m = _Watched()
+    apply_init(m.s, case)
+    try:
+        m.run(case.threads, case.actions)
+    except GoldenError:
+        return None
+    return m
+
+
 class GoldenFacts:
     """Golden's run of one case (default machine, sequential schedule), made on the first question."""
 
@@ -57,6 +78,7 @@ class GoldenFacts:
         self.case = case
         self._machine: _Watched | None = None
         self._ran = False
+        self._unremapped: list[_Watched | None] = []
         self._initial: dict[int, list[int]] | None = None
 
     @property
@@ -64,14 +86,20 @@ class GoldenFacts:
         """The machine after the run; None when golden does not complete the case."""
         if not self._ran:
             self._ran = True
-            m = _Watched()
-            apply_init(m.s, self.case)
-            try:
-                m.run(self.case.threads, self.case.actions)
-                self._machine = m
-            except GoldenError:
-                self._machine = None
+            self._machine = _run(self.case)
         return self._machine
+
+    @property
+    def unremapped_pack(self) -> _Watched | None:
+        """The machine after a second run in which PACR reads Dst without Adj16 / Adj32; None when golden
+        does not complete it."""
+        if not self._unremapped:
+            pacr.DstView = _UnremappedView       # PACR's view of Dst, for this run only
+            try:
+                self._unremapped.append(_run(self.case))
+            finally:
+                pacr.DstView = DstView
+        return self._unremapped[0]
 
     def initial_dest(self, row: int) -> list[int]:
         """The case's initial DstBits row (zeros where the case sets none)."""

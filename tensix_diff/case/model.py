@@ -3,7 +3,6 @@ regions it observes; ``canonical`` and ``case_hash`` identify it by what it runs
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -134,5 +133,6 @@ def canonical(case: Case) -> dict:
 
 def case_hash(case: Case) -> str:
     """sha256 over the observation-format version and the case's content (not name or comments)."""
+    import hashlib      # late for start-up cost: it loads OpenSSL (about 3 CPU-ms), and a golden run hashes no case
     blob = json.dumps({"format": OBSERVATION_FORMAT, **content(case)}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()

@@ -229,6 +229,7 @@ def test_fuzz_compares_with_the_store_by_default_and_keeps_reports(tmp_path, cap
     rc = cli.main(["fuzz", "--count", "2", "--seed", "3", "--profile", "scalar"])
     out, err = capsys.readouterr()
     assert rc == 2 and "replay against golden" in out and "nothing was compared (2 missing)" in err
+    assert "tensix-diff run tests/fuzz_corpus/NAME.cases.jsonl.gz" in err
     assert (tmp_path / "out" / "fuzz-scalar-s3.json").is_file()
     rc = cli.main(["fuzz", "--count", "2", "--seed", "3", "--profile", "scalar", "--backend", "golden"])
     out, err = capsys.readouterr()

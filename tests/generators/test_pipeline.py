@@ -223,3 +223,17 @@ def isa_name(word: int) -> str:
 def decode_fields(word: int) -> dict:
     from golden import isa
     return isa.decode(word)[1]
+
+
+@pytest.mark.parametrize("name", ["kernel-datacopy-bf16-relu", "kernel-eltwise-add-bfp8b-pack-in-bfp8b-relu"])
+def test_the_relu_kernels_pack_no_negative_datum(name):
+    """ReLU mode 1 (cpack_common.h configure_pack: ApplyRelu in STACC_RELU bits 5:2) packs negatives as zero:
+    golden's BF16 output holds no sign bit and hundreds of zeros (with ApplyRelu left 0 it held 453 / 530
+    negatives)."""
+    import numpy as np
+    case = load_case(KERNELS / f"{name}.yaml")
+    result = GoldenBackend().run(case)
+    assert result.status == "ok", result.message
+    (addr, _), = case.observed_l1()
+    out = np.frombuffer(bytes.fromhex(result.state["l1"][f"{addr:#x}"]), dtype="<u2")
+    assert not (out & 0x8000).any() and (out == 0).sum() >= 400

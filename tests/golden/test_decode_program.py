@@ -31,6 +31,17 @@ def test_bulk_decoding_gives_the_table_decoding_of_every_word(monkeypatch):
     assert core.decode_program(words) == got          # again, from the cache
 
 
+def test_the_decode_cache_fills_to_its_cap_and_no_further(monkeypatch):
+    monkeypatch.setattr(core, "_decode_cache", {})
+    monkeypatch.setattr(core, "_CACHED", 3 * core._BULK)
+    first, second = valid_words(2 * core._BULK, 3), valid_words(2 * core._BULK, 4)
+    assert core.decode_program(first) == [core.decode(w) for w in first]       # fits: cached whole
+    assert set(core._decode_cache) == set(first)
+    assert core.decode_program(second) == [core.decode(w) for w in second]     # only the room left is cached
+    assert len(core._decode_cache) == core._CACHED
+    assert set(core._decode_cache) >= set(first)
+
+
 def test_field_records_read_by_name_in_table_order():
     d = core.decode(isa.assemble_line("SETDMAREG regindex16b=5 payload_sigsel=77"))
     assert (d.fields.regindex16b, d.fields.payload_sigsel) == (5, 77)

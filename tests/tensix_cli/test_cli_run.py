@@ -277,3 +277,30 @@ def test_on_a_device_never_replaced_cases_known_to_hang_run_after_the_others(pro
     main(capsys, "run", cases, "--backend", "hw", "--against", "hw")       # no golden: only the tag says it
     assert card.order == (["h-golden", "run-a", "run-b", "h-tagged"] if isolation == "card" else
                           ["h-golden", "h-tagged", "run-a", "run-b"])
+
+
+@pytest.mark.parametrize("isolation", ["card", "replace"])
+def test_fuzz_runs_a_generated_case_golden_predicts_to_hang_last_on_a_device_never_replaced(
+        project, capsys, monkeypatch, isolation):
+    from tensix_cli import fuzz
+    from tensix_diff.case import parse_case
+    made = [load_case(project / "cases" / "run-a.yaml"), parse_case(HANGS.format(name="h-golden", tags="")),
+            load_case(project / "cases" / "run-b.yaml")]
+    monkeypatch.setattr(fuzz, "generate", lambda seed, count, p, start=0: iter(zip((11, 12, 13), made)))
+    card = _Card()
+    card.isolation = isolation
+    golden = GoldenBackend()
+    golden_runs = []
+    monkeypatch.setattr(golden, "run", lambda case: golden_runs.append(case.name) or GoldenBackend.run(golden, case))
+    monkeypatch.setattr(fuzz, "_backend", lambda name, args: card if name == "hw" else golden)
+    report = project / "f.json"
+    code, out, _ = main(capsys, "fuzz", "--count", 3, "--seed", 1, "--backend", "hw", "--report", report, "-q")
+    assert code == 0 and "3 cases: 3 matched" in out, out
+    if isolation == "card":
+        assert card.order == ["run-a", "run-b", "h-golden"]
+        assert "run last (known to hang; the device is never replaced): h-golden" in out
+        assert golden_runs.count("h-golden") == 1           # golden's prediction is the hang's reference
+    else:
+        assert card.order == ["run-a", "h-golden", "run-b"] and "run last" not in out
+    statuses = json.loads(report.read_text())["statuses"]
+    assert statuses == {"golden:ok hw:ok": 2, "golden:hang hw:hang": 1}

@@ -323,3 +323,53 @@ def test_a_case_meeting_the_condition_with_an_unexplained_difference_is_diverged
     state["gpr"]["2"][12] ^= 1
     v = assess(case, g, Result(OK, state, provenance=dev.provenance), ("golden", "ttsim"), "replay")
     assert v.outcome == DIVERGED and not v.known, v.message
+
+
+# --- the packer's strided read under remap_addrs: an L1 predicate from a second golden run ----------------
+
+PACR_ADJ16 = ROOT / "tests" / "corpus" / "spec" / "pacr-dst-access-mode-adj16.yaml"
+
+
+def _pacr_adj16():
+    case = load_case(PACR_ADJ16)
+    return case, GoldenBackend().run(case), ReplayBackend(device="ttsim 1.10.0").run(case)
+
+
+def test_pack_unremapped_explains_the_strided_pack_and_nothing_else():
+    case, g, dev = _pacr_adj16()
+    registry = load_known()
+    v = assess(case, g, dev, ("golden", "ttsim"), "replay", known=registry)
+    assert v.outcome == KNOWN and v.known == ("pack-strided-unremapped",), v.message
+    others = [k for k in registry if k.id != "pack-strided-unremapped"]
+    v = assess(case, g, dev, ("golden", "ttsim"), "replay", known=others)
+    assert v.outcome == DIVERGED and {d.region for d in v.comparison.diffs} == {"l1"}
+    assert min(int(d.location, 16) for d in v.comparison.diffs) >= 0x10030    # interface 0 reads row 0 on both
+    facts = GoldenFacts(case)
+    assert facts.machine.s.l1.read(0x10030, 32) != facts.unremapped_pack.s.l1.read(0x10030, 32)
+    assert facts.machine.s.l1.read(0x10010, 32) == facts.unremapped_pack.s.l1.read(0x10010, 32)
+
+
+def test_the_strided_pack_with_a_planted_golden_bug_still_fails(monkeypatch):
+    """A conversion bug in datum 40 (read interface 2, which the entry covers) changes both golden runs alike,
+    so the device's byte there matches neither: that byte alone is left."""
+    import numpy as np
+    import golden.pack.pacr as pacr
+    case, _, dev = _pacr_adj16()
+    datums = pacr._l1_datums
+    monkeypatch.setattr(pacr, "_l1_datums", lambda *a: np.where(np.arange(a[-1].size) == 40, 1, 0) ^ datums(*a))
+    v = assess(case, GoldenBackend().run(case), dev, ("golden", "ttsim"), "replay")
+    assert v.outcome == DIVERGED and v.known == ("pack-strided-unremapped",), v.message
+    assert [d.location for d in v.comparison.diffs] == ["0x10060"], v.message
+
+
+def test_pack_unremapped_needs_a_scope_and_the_l1_region(tmp_path):
+    with pytest.raises(KnownError, match="needs an entry limited by 'cases', 'tags' or 'condition'"):
+        _known(tmp_path, "- id: a\n  reason: r\n  explains: [{fields: ['l1.*'], when: {pack_unremapped: l1}}]\n")
+    with pytest.raises(KnownError, match="names the region PACR writes"):
+        _known(tmp_path, "- id: a\n  reason: r\n  tags: [x]\n"
+                         "  explains: [{fields: ['dest.*'], when: {pack_unremapped: dest}}]\n")
+    known = _known(tmp_path, "- id: a\n  reason: r\n  tags: [x]\n"
+                             "  explains: [{fields: ['l1.*'], when: {pack_unremapped: l1}}]\n")
+    l1 = Diff("l1", "0x10030", 1, 2, ("l1", "0x10000"))
+    assert not explain_diffs([l1], "c", "hw", known, ("x",), None, None).entries          # no golden run
+    assert not explain_diffs([l1], "c", "hw", known, ("x",), None, GoldenFacts(_case("NOP"))).entries
