@@ -46,8 +46,11 @@ def copy_tree(work: Path) -> None:
     (work / "benchmarks").mkdir(exist_ok=True)
     shutil.copy2(ROOT / "benchmarks" / "mutation_evidence.py", work / "benchmarks")
     for name in LINKED:
-        if not (work / name).exists():
-            (work / name).symlink_to(ROOT / name)
+        link = work / name
+        if link.is_symlink() and not link.exists():
+            link.unlink()                   # the tree it linked to is gone: link this one
+        if not link.exists():
+            link.symlink_to(ROOT / name)
 
 
 def stratified(items: list, n: int, seed: int, work: Path) -> list:

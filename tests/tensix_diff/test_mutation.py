@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tensix_diff.case import load_case
 from planted_bug import planted_addrmod_bug, planted_golden
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE = ROOT / "tests" / "corpus" / "spec" / "matmul-addrmod-trace.yaml"   # SrcB steps by AddrMod section 2
+RACE = ROOT / "tests" / "corpus" / "spec" / "race-fourth-random-schedule.yaml"   # racy under random seed 3 only
 SAMPLES = sorted((ROOT / "configs" / "mutation").glob("seed*.yaml"))      # one file per sample
 CLASSES = ("equivalent", "not observable on ttsim", "gap", "killed on re-check")
 
@@ -40,6 +42,21 @@ def test_the_evidence_command_kills_a_planted_bug_and_passes_golden(evidence, tm
         monkeypatch.setattr(evidence, "GoldenBackend", planted_golden)
         assert evidence.main(["--baseline", str(base), str(CASE)]) == 1
     assert "KILLED spec-matmul-addrmod-trace: matched -> diverged" in capsys.readouterr().out
+
+
+def test_a_mutant_of_the_race_checks_schedules_gets_fresh_race_checks(evidence, tmp_path, monkeypatch, capsys):
+    """The baseline's race reports are reused while golden/schedule.py is the baseline's; a mutant of it (three
+    random schedules, not four) is judged on fresh ones, so the race only the fourth shows goes unseen."""
+    from golden.schedule import schedules
+    import tensix_diff.race as race
+    base = tmp_path / "baseline.json"
+    assert evidence.main(["--write-baseline", str(base), str(RACE)]) == 0
+    assert race.check(load_case(RACE)).second == "random seed 3"
+    monkeypatch.setattr(race, "schedules", lambda used: schedules(used, 3))
+    assert evidence.main(["--baseline", str(base), str(RACE)]) == 0                  # reused: still racy
+    monkeypatch.setattr(evidence, "race_sources", lambda: {"golden/schedule.py": "another text"})
+    assert evidence.main(["--baseline", str(base), str(RACE)]) == 1
+    assert "KILLED spec-race-fourth-random-schedule: uncompared racy -> matched" in capsys.readouterr().out
 
 
 def test_a_case_missing_from_the_baseline_is_no_verdict(evidence, tmp_path):
