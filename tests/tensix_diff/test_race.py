@@ -171,3 +171,29 @@ def test_a_case_every_schedule_hangs_is_not_racy_wherever_each_thread_waits():
     report = check(every)
     assert not report.racy and len(report.tried) > 1, report.text()
     assert _run(every)[0] == "hang"
+
+
+def test_golden_run_just_made_of_the_case_is_the_sequential_schedule_the_check_reuses(monkeypatch):
+    """A verdict runs golden (sequential) and then the race check, which tries sequential too: the check takes
+    golden's run of that very case; the same report either way; a machine of another class is never reused."""
+    case = load_case(ROOT / "tests" / "race_cases" / "same-value.yaml")
+    runs = []
+    real = Tensix.run
+    monkeypatch.setattr(Tensix, "run", lambda self, *a, **k: (runs.append(type(self)), real(self, *a, **k))[1])
+    alone = check(case)
+    n_alone = len(runs)
+    runs.clear()
+    GoldenBackend().run(case)
+    after = check(case)
+    assert after == alone and "sequential" in after.tried
+    assert len(runs) == n_alone, "golden's own run plus the check's: one run fewer than both apart"
+
+    class Planted(Tensix):
+        pass
+    runs.clear()
+    GoldenBackend(Planted).run(case)
+    assert check(case) == alone and len(runs) == 1 + n_alone     # the planted run is not the check's
+    runs.clear()
+    GoldenBackend().run(case)
+    check(replace(case))                                        # an equal case, another object: run afresh
+    assert len(runs) == 1 + n_alone
