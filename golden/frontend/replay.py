@@ -10,7 +10,9 @@ MOP's expansion holding MOP, a replayed REPLAY) is undefined.
 """
 from __future__ import annotations
 
-from ..core import decode
+from itertools import repeat
+
+from ..core import decode, decode_program
 from ..errors import GoldenError, NotModelled, UndefinedBehaviour
 from ..handlers import frontend, frontend_engaged, semantics, stage_engaged
 from ..isa import IsaError, lookup
@@ -91,21 +93,28 @@ def _decode(word: int, what: str):
         raise UndefinedBehaviour(f"{what} emitted {word:#010x}, which does not decode: {e}") from None
 
 
+def _decode_all(words: list[int], what: str) -> list:
+    try:
+        return decode_program(words)
+    except IsaError:
+        return [_decode(w, what) for w in words]        # raises, naming the first word that does not decode
+
+
 @frontend
 def mop_expander(m, t, items):
-    """MOP expander: consumes MOP_CFG and MOP, passes everything else through."""
+    """MOP expander: consumes MOP_CFG and MOP, passes everything else through. It is the first stage: its
+    items (the thread's program and RISC-V actions) are fixed before the run, so the runs between MOPs pass
+    through whole; each MOP still expands when it is reached (a RISC-V action before it may set MopCfg)."""
     fe = m.s.frontend[t]
-    for index, d in items:
-        if d.ins is None:          # a RISC-V action: not an instruction
-            yield index, d
-            continue
-        op = d.ins.opcode
-        if op != MOP_OP and op != MOP_CFG_OP:
-            yield index, d
-            continue
+    items = list(items)
+    at = 0
+    for k in [k for k, (_, d) in enumerate(items) if d.ins is not None and d.ins.opcode in _MOP_OPS]:
+        yield from items[at:k]
+        at = k + 1
+        index, d = items[k]
         try:
             f = d.fields
-            if op == MOP_CFG_OP:
+            if d.ins.opcode == MOP_CFG_OP:
                 if f.zmask_hi16 >> 16:
                     raise UndefinedBehaviour(f"MOP_CFG bits 23:16 = {f.zmask_hi16 >> 16:#x} are unused")
                 fe.mop_mask_hi = f.zmask_hi16
@@ -114,11 +123,11 @@ def mop_expander(m, t, items):
                 words = expand_template1(fe, t)
             else:
                 words = expand_template0(fe, t, fe.mop_mask_hi << 16 | f.zmask_lo16_or_loop_count, f.loop_count)
-            expanded = [_decode(w, "MOP") for w in words]
+            expanded = _decode_all(words, "MOP")
         except GoldenError as e:
             raise e.at(d.text, t, index)
-        for e in expanded:
-            yield index, e
+        yield from zip(repeat(index), expanded)
+    yield from items[at:]
 
 
 def replay_start(fe: Frontend, f) -> list[int] | None:
@@ -154,11 +163,10 @@ def replay_expander(m, t, items):
         elif d.ins.opcode == REPLAY_OP:
             try:
                 words = replay_start(fe, d.fields)
-                expanded = [_decode(w, "REPLAY") for w in words or ()]
+                expanded = _decode_all(words or [], "REPLAY")
             except GoldenError as e:
                 raise e.at(d.text, t, index)
-            for e in expanded:
-                yield index, e
+            yield from zip(repeat(index), expanded)
         else:
             yield index, d
 
