@@ -12,7 +12,7 @@ import numpy as np
 
 from . import isa
 from .errors import GoldenError, NotModelled
-from .handlers import ENGAGED, FRONTEND, PRE_ISSUE, load_all
+from .handlers import ENGAGED, FRONTEND, PRE_ISSUE, STAGE_ENGAGED, load_all
 from .registers import RegField, fields, thread_config_field
 from .riscv import interleave as with_actions
 from .schedule import SEQUENTIAL, Schedule, interleave
@@ -181,10 +181,17 @@ class Tensix:
         frontend stages (MOP and replay expanders) have rewritten the program. ``actions``: (index,
         golden.riscv.RiscvAction) pairs, each run before program word ``index`` (after the last if it
         equals the program's length)."""
-        if not actions and not any(engaged(self, t, program) for engaged in ENGAGED):
-            return enumerate(program)
         items: Iterator[tuple[int, Decoded]] = with_actions(program, actions) if actions else enumerate(program)
+        whole: bool | None = None           # whether any frontend_engaged predicate holds, asked once if needed
         for stage in FRONTEND:
+            engaged = STAGE_ENGAGED.get(stage)
+            if engaged is None:
+                if whole is None:
+                    whole = any(e(self, t, program) for e in ENGAGED)
+                if not whole:
+                    continue
+            elif not engaged(self, t, program, actions):
+                continue
             items = stage(self, t, items)
         return items
 

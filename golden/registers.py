@@ -48,12 +48,15 @@ def _load() -> dict[str, dict[str, RegField]]:
     return out
 
 
+_CONFIG, _THREAD_CONFIG = _load()["config"], _load()["thread_config"]     # looked up on every named access
+
+
 def config_field(name: str) -> RegField:
-    return _load()["config"][name]
+    return _CONFIG[name]
 
 
 def thread_config_field(name: str) -> RegField:
-    return _load()["thread_config"][name]
+    return _THREAD_CONFIG[name]
 
 
 def fields(space: str) -> dict[str, RegField]:

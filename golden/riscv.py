@@ -74,14 +74,19 @@ class RiscvAction:
 
 def interleave(items, actions):
     """(index, item) pairs in program order for a thread's items and its (index, action) pairs: each action
-    before the item at its index, after the last item when its index equals their number."""
-    k = 0
-    for i, item in enumerate(items):
-        while k < len(actions) and actions[k][0] <= i:
-            yield actions[k]
-            k += 1
-        yield i, item
-    yield from actions[k:]
+    before the item at its index, after the last item when its index equals their number (an iterator over a
+    list made at once: nothing in it depends on what running the items does)."""
+    items = items if isinstance(items, list) else list(items)
+    out: list = []
+    at = 0                  # items placed so far
+    for action in actions:
+        if action[0] > at:
+            out += zip(range(at, action[0]), items[at:action[0]])
+            at = action[0]
+        out.append(action)
+    if at < len(items):
+        out += zip(range(at, len(items)), items[at:])
+    return iter(out)
 
 
 def check(a: RiscvAction, t: int) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import random
-from itertools import repeat
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
@@ -63,8 +62,9 @@ def interleave(streams: dict[int, Iterator[tuple[int, object]]], schedule: Sched
             items = streams.get(t)
             if items is None:
                 continue
-            item = pending.pop(t, None)
-            for _ in repeat(None, rng.randint(1, 8) if rng is not None else full):
+            item = pending.pop(t, None) if pending else None
+            left = rng.randint(1, 8) if rng is not None else full
+            while left:
                 if item is None:
                     item = next(items, None)
                     if item is None:
@@ -78,6 +78,7 @@ def interleave(streams: dict[int, Iterator[tuple[int, object]]], schedule: Sched
                     break
                 item = None
                 progressed = True
+                left -= 1
         if streams and not progressed and not (stuck is not None and stuck()):
             raise Hang("no thread can proceed: " + "; ".join(
                 f"thread {t} instruction {i} ({d.text}) waits: {why}" for t, ((i, d), why) in blocked.items()))

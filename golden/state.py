@@ -110,6 +110,10 @@ class L1:
 
     def read(self, addr: int, n: int) -> bytes:
         self._check(addr, n)
+        page, off = divmod(addr, self.PAGE)
+        if off + n <= self.PAGE:                    # within one page (nearly every access)
+            p = self.pages.get(page)
+            return bytes(p[off:off + n]) if p is not None else bytes(n)
         out = bytearray()
         while n:
             page, off = divmod(addr, self.PAGE)
@@ -126,8 +130,10 @@ class L1:
         while pos < len(data):
             page, off = divmod(addr + pos, self.PAGE)
             take = min(len(data) - pos, self.PAGE - off)
-            p = self.pages.setdefault(page, bytearray(self.PAGE))
-            p[off:off + take] = data[pos:pos + take]
+            p = self.pages.get(page)
+            if p is None:
+                p = self.pages[page] = bytearray(self.PAGE)
+            p[off:off + take] = data[pos:pos + take] if pos or take < len(data) else data
             pos += take
 
     def read32(self, addr: int) -> int:

@@ -10,14 +10,17 @@ MOP's expansion holding MOP, a replayed REPLAY) is undefined.
 """
 from __future__ import annotations
 
-from ..core import decode
+from itertools import repeat
+
+from ..core import decode, decode_program
 from ..errors import GoldenError, NotModelled, UndefinedBehaviour
-from ..handlers import frontend, frontend_engaged, semantics
+from ..handlers import frontend, frontend_engaged, semantics, stage_engaged
 from ..isa import IsaError, lookup
 from ..state import REPLAY_BUFFER, Frontend
 
 MOP_OP, MOP_CFG_OP, REPLAY_OP, NOP_OP = (lookup(n).opcode for n in ("MOP", "MOP_CFG", "REPLAY", "NOP"))
 _EXPANDED = frozenset({MOP_OP, MOP_CFG_OP, REPLAY_OP})
+_MOP_OPS, _REPLAY_SOURCES = frozenset({MOP_OP, MOP_CFG_OP}), frozenset({MOP_OP, REPLAY_OP})
 _IDX = REPLAY_BUFFER - 1
 
 
@@ -90,21 +93,28 @@ def _decode(word: int, what: str):
         raise UndefinedBehaviour(f"{what} emitted {word:#010x}, which does not decode: {e}") from None
 
 
+def _decode_all(words: list[int], what: str) -> list:
+    try:
+        return decode_program(words)
+    except IsaError:
+        return [_decode(w, what) for w in words]        # raises, naming the first word that does not decode
+
+
 @frontend
 def mop_expander(m, t, items):
-    """MOP expander: consumes MOP_CFG and MOP, passes everything else through."""
+    """MOP expander: consumes MOP_CFG and MOP, passes everything else through. It is the first stage: its
+    items (the thread's program and RISC-V actions) are fixed before the run, so the runs between MOPs pass
+    through whole; each MOP still expands when it is reached (a RISC-V action before it may set MopCfg)."""
     fe = m.s.frontend[t]
-    for index, d in items:
-        if d.ins is None:          # a RISC-V action: not an instruction
-            yield index, d
-            continue
-        op = d.ins.opcode
-        if op != MOP_OP and op != MOP_CFG_OP:
-            yield index, d
-            continue
+    items = list(items)
+    at = 0
+    for k in [k for k, (_, d) in enumerate(items) if d.ins is not None and d.ins.opcode in _MOP_OPS]:
+        yield from items[at:k]
+        at = k + 1
+        index, d = items[k]
         try:
             f = d.fields
-            if op == MOP_CFG_OP:
+            if d.ins.opcode == MOP_CFG_OP:
                 if f.zmask_hi16 >> 16:
                     raise UndefinedBehaviour(f"MOP_CFG bits 23:16 = {f.zmask_hi16 >> 16:#x} are unused")
                 fe.mop_mask_hi = f.zmask_hi16
@@ -113,11 +123,11 @@ def mop_expander(m, t, items):
                 words = expand_template1(fe, t)
             else:
                 words = expand_template0(fe, t, fe.mop_mask_hi << 16 | f.zmask_lo16_or_loop_count, f.loop_count)
-            expanded = [_decode(w, "MOP") for w in words]
+            expanded = _decode_all(words, "MOP")
         except GoldenError as e:
             raise e.at(d.text, t, index)
-        for e in expanded:
-            yield index, e
+        yield from zip(repeat(index), expanded)
+    yield from items[at:]
 
 
 def replay_start(fe: Frontend, f) -> list[int] | None:
@@ -153,20 +163,44 @@ def replay_expander(m, t, items):
         elif d.ins.opcode == REPLAY_OP:
             try:
                 words = replay_start(fe, d.fields)
-                expanded = [_decode(w, "REPLAY") for w in words or ()]
+                expanded = _decode_all(words or [], "REPLAY")
             except GoldenError as e:
                 raise e.at(d.text, t, index)
-            for e in expanded:
-                yield index, e
+            yield from zip(repeat(index), expanded)
         else:
             yield index, d
+
+
+def _opcodes(program) -> set[int]:
+    return {d.ins.opcode for d in program if d.ins is not None}
 
 
 @frontend_engaged
 def expanders_engaged(m, t, program) -> bool:
     """Both expanders pass a stream through untouched unless it holds MOP, MOP_CFG or REPLAY, or a REPLAY
     load of an earlier run is still capturing."""
-    return m.s.frontend[t].load_left > 0 or any(d.ins is not None and d.ins.opcode in _EXPANDED for d in program)
+    return m.s.frontend[t].load_left > 0 or not _EXPANDED.isdisjoint(_opcodes(program))
+
+
+@stage_engaged(mop_expander)
+def mop_engaged(m, t, program, actions) -> bool:
+    """The MOP expander changes only a stream holding MOP or MOP_CFG (RISC-V actions pass through it)."""
+    return not _MOP_OPS.isdisjoint(_opcodes(program))
+
+
+@stage_engaged(replay_expander)
+def replay_engaged(m, t, program, actions) -> bool:
+    """The replay expander changes only a stream meeting a REPLAY load of an earlier run still capturing, or
+    holding REPLAY, or a MOP whose expansion may hold one: a MopCfg word (as it is, or as the thread's RISC-V
+    actions write it) with REPLAY's opcode (an expansion emits MopCfg words only)."""
+    fe = m.s.frontend[t]
+    ops = _opcodes(program)
+    if fe.load_left > 0 or REPLAY_OP in ops:
+        return True
+    if MOP_OP not in ops:
+        return False
+    words = [w for w in fe.mop_cfg if w is not None] + [a.fields.value for _, a in actions if a.kind == "mop_cfg"]
+    return any(w.__class__ is not int or w >> 24 == REPLAY_OP for w in words)
 
 
 def _reached_backend(name: str):
