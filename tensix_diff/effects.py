@@ -171,11 +171,11 @@ _QUIET = frozenset({"SFPNOP", "DMANOP", "GATESRCRST", "STALLWAIT", "ATGETM", "SF
 _STACK_READERS = frozenset({"SFPPOPC", "SFPCOMPC"})
 
 
-def _traced_full(case: Case, mask: dict) -> tuple[_Outcome, Callable[[int], bool]]:
-    """The full run cut down to the mask, and ``inert(word)``: whether every issue of ``word`` (in any thread,
+def _traced_full(case: Case, mask: dict) -> tuple[_Outcome, Callable[[int], bool], set[tuple[int, int]]]:
+    """The full run cut down to the mask; ``inert(word)``: whether every issue of ``word`` (in any thread,
     from any position or expansion) is one whose replacement by a NOP provably changes no step (see _QUIET), so
-    that no ablation of it can show an effect."""
-    m = Tensix()
+    that no ablation of it can show an effect; and the (thread, word) pairs expansions issued (expansion_words)."""
+    m = _Expansions(case.threads) if expands(case) else Tensix()
     apply_init(m.s, case)
     gate, latches, live, read = m.s.wait_gate, {}, set(), set()
 
@@ -184,9 +184,10 @@ def _traced_full(case: Case, mask: dict) -> tuple[_Outcome, Callable[[int], bool
         try:
             m.step(t, d, index)
         except Blocked:
-            live.add(d.word)
-            if d.ins is not None and d.ins.name == "ATGETM":
-                read.add("ATGETM")
+            if d.ins is not None:
+                live.add(d.word)
+                if d.ins.name == "ATGETM":
+                    read.add("ATGETM")
             if before is not None and gate[t] is before and id(before) in latches:
                 live.add(latches[id(before)][1])     # the latch held this step (or might have)
             raise
@@ -198,13 +199,13 @@ def _traced_full(case: Case, mask: dict) -> tuple[_Outcome, Callable[[int], bool
     try:
         m.run(case.threads, case.actions, step=step)
     except GoldenError as e:
-        return _Outcome(e.kind), lambda word: False
+        return _Outcome(e.kind), lambda word: False, getattr(m, "issued", set())
     state = {"dest": m.s.dest.bits, "dest_valid": m.s.dest.valid, **observe_counters(m.s, case)}
 
     def inert(word: int) -> bool:
         name = isa.decode(word)[0].name
         return name in _QUIET and word not in live and name not in read
-    return _outcome(state, mask), inert
+    return _outcome(state, mask), inert, getattr(m, "issued", set())
 
 
 def _full(case: Case, mask: dict, full_state: dict | None) -> _Outcome:
@@ -253,9 +254,9 @@ def observed_effects(case: Case, mask: Iterable[str] | dict, full_state: dict | 
     where no single ablation shows, checked over every position)."""
     m = _mask(mask)
     if saturation is None:
-        full, inert = _full(case, m, full_state), (lambda word: False)
+        full, inert, issued_words = _full(case, m, full_state), (lambda word: False), None
     else:
-        full, inert = _traced_full(case, m)
+        full, inert, issued_words = _traced_full(case, m)      # the expansions' words noted in the same run
     live = [p for p in _positions(case) if _word(case, p) != NOP]
     seen: list[tuple[int, int]] = []
     skipped: list[tuple[int, int]] = []
@@ -287,7 +288,7 @@ def observed_effects(case: Case, mask: Iterable[str] | dict, full_state: dict | 
                 break
     if not expansions:
         return Effects(case.instruction_count, tuple(sorted(seen)), unablated=tuple(sorted(skipped)))
-    issued = sorted(expansion_words(case))
+    issued = sorted(expansion_words(case) if issued_words is None else issued_words)
     expanded, skipped_words = [], []
     for w in issued:
         if inert(w[1]):

@@ -93,6 +93,6 @@ def test_on_recorded_cases_skipping_quiet_words_changes_no_answer():
         full = observed_effects(c, mask)
         fewer = observed_effects(c, mask, saturation=_Needs())
         assert fewer == full, c.name
-        full_trace, inert = effects._traced_full(c, effects._mask(mask))
+        inert = effects._traced_full(c, effects._mask(mask))[1]
         skipped += sum(inert(w) for ws in c.threads.values() for w in ws)
     assert skipped >= 20
