@@ -2,7 +2,7 @@
 with a cold effects cache: CPU time of each effects pass, positions ablated, golden runs made for ablation,
 and whether the report is the same (summary, table with counts capped, mode values per field).
 
-    python benchmarks/saturating_agreement.py [--first N] [--cap C] PATHS...
+    python benchmarks/saturating_agreement.py [--first N] [--cap C] [--no-quiet] PATHS...
 """
 from __future__ import annotations
 
@@ -32,8 +32,11 @@ def main() -> None:
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--first", type=int, default=0, help="only the first N cases of each bundle")
     ap.add_argument("--cap", type=int, default=CE.CAP, help=f"the count cap (default {CE.CAP}, the report's bar)")
+    ap.add_argument("--no-quiet", action="store_true", help="ablate quiet words too (no proof that they cannot show)")
     args = ap.parse_args()
     CE.CAP = args.cap
+    if args.no_quiet:
+        E._QUIET = frozenset()
     with tempfile.TemporaryDirectory(prefix="saturating-") as tmp:
         paths = []
         for p in args.paths:
