@@ -1,8 +1,8 @@
 """Saturating ablation (the `coverage` default) against full ablation (`--exhaustive`) on the same cases, each
-with a cold effects cache: CPU time of each effects pass, positions ablated, and whether the report is the
-same (summary, table with counts capped, mode values per field).
+with a cold effects cache: CPU time of each effects pass, positions ablated, golden runs made for ablation,
+and whether the report is the same (summary, table with counts capped, mode values per field).
 
-    python benchmarks/saturating_agreement.py [--first N] [--cap C] PATHS...
+    python benchmarks/saturating_agreement.py [--first N] [--cap C] [--no-quiet] PATHS...
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tensix_cli import coverage as cov_mod            # noqa: E402
 from tensix_cli import coverage_effects as CE         # noqa: E402
+from tensix_diff import effects as E                  # noqa: E402
 from tensix_diff.case import load_any, write_bundle   # noqa: E402
 
 
@@ -31,8 +32,11 @@ def main() -> None:
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--first", type=int, default=0, help="only the first N cases of each bundle")
     ap.add_argument("--cap", type=int, default=CE.CAP, help=f"the count cap (default {CE.CAP}, the report's bar)")
+    ap.add_argument("--no-quiet", action="store_true", help="ablate quiet words too (no proof that they cannot show)")
     args = ap.parse_args()
     CE.CAP = args.cap
+    if args.no_quiet:
+        E._QUIET = frozenset()
     with tempfile.TemporaryDirectory(prefix="saturating-") as tmp:
         paths = []
         for p in args.paths:
@@ -41,8 +45,16 @@ def main() -> None:
                 write_bundle(cut, load_any([p])[:args.first])
                 p = str(cut)
             paths.append(p)
-        out = {}
+        out, runs_made = {}, [0]
+
+        def counted(real):
+            def run(*a, **k):
+                runs_made[0] += 1
+                return real(*a, **k)
+            return run
+        E._run, E._traced_full = counted(E._run), counted(E._traced_full)   # jobs=1: every effects run is here
         for method in ("saturating", "ablation"):
+            runs_made[0] = 0
             os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / f"cache-{method}")
             cpu = time.process_time()
             runs = cov_mod.collect(paths, jobs=1, method=method)
@@ -54,7 +66,8 @@ def main() -> None:
             items = sum(e.total + len(e.issued) for e in effs)
             out[method] = report(cov)
             print(f"{method}: {len(runs)} cases, {len(effs)} matched; CPU {cpu:.1f} s (assessment included); "
-                  f"{skipped} of {items} program words and expansion words not ablated")
+                  f"{skipped} of {items} program words and expansion words left unablated; {runs_made[0]} golden "
+                  "runs for effects")
     print(f"cap {args.cap}: the saturating report {'equals' if out['saturating'] == out['ablation'] else 'DIFFERS FROM'}"
           " full ablation's (summary, table with counts capped, mode values per field)")
 

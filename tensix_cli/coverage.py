@@ -389,9 +389,10 @@ def add_parser(sub) -> None:
     p.add_argument("--json", metavar="OUT.json", help="also write the figures as JSON")
     p.add_argument("--only", choices=LEVELS, help="list only instructions with this evidence")
     p.add_argument("--summary", action="store_true", help="print the summary lines only")
-    p.add_argument("--exhaustive", action="store_true", help="ablate every instruction of every matched case (hours"
+    how = p.add_mutually_exclusive_group()      # one way to find observed effects: usage error (exit 2) for both
+    how.add_argument("--exhaustive", action="store_true", help="ablate every instruction of every matched case (hours"
                    " over the whole corpus) for exact case counts above 100; the default skips what could add nothing")
-    p.add_argument("--provenance", action="store_true", help="observed effects by data provenance (one traced golden"
+    how.add_argument("--provenance", action="store_true", help="observed effects by data provenance (one traced golden"
                    " run a case, several times faster) instead of ablation; an estimate that can credit more")
     p.add_argument("--matrix", action="store_true", help="also the matrix unit's agreement per SrcA/SrcB format, "
                    "Dst width and fidelity phase (cells with fewer than 200 compared cases are counted)")

@@ -23,14 +23,14 @@ ablation showed, so a PACR that only ever runs from a tt-llk MOP is credited by 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Protocol
+from typing import Any, Callable, Iterable, Protocol
 
 import numpy as np
 
 from golden import isa
 from golden.analysis.provenance import Traced
 from golden.core import Tensix, decode
-from golden.errors import GoldenError, Hang
+from golden.errors import Blocked, GoldenError, Hang
 from golden.frontend.replay import MOP_OP, REPLAY_OP
 from golden.state import ADC_UNITS, THREADS, AdcChannel, Rwc
 
@@ -161,6 +161,53 @@ def _run(case: Case, threads: dict[int, list[int]], mask: dict, ablate: frozense
     return _outcome(state, mask)
 
 
+# Instructions whose replacement by a NOP leaves golden's run step for step the same, so that ablating them
+# cannot show, unless the traced full run (_traced_full) saw one of these: any of their issues held (Blocked;
+# a NOP is held only by a latched wait with all nine block bits, which holds them too); STALLWAIT: its latch
+# held a later step (golden/sync/sync.py; otherwise the latch only differs in the Wait Gate, which no dump
+# holds); ATGETM: an ATGETM waited (the mutex is its only state and no dump holds it); SFPPUSHC: a step read
+# the SFPU flag stack (golden/sfpu/cc.py: SFPPOPC, SFPCOMPC; the stack is its only state).
+_QUIET = frozenset({"SFPNOP", "DMANOP", "GATESRCRST", "STALLWAIT", "ATGETM", "SFPPUSHC"})
+_STACK_READERS = frozenset({"SFPPOPC", "SFPCOMPC"})
+
+
+def _traced_full(case: Case, mask: dict) -> tuple[_Outcome, Callable[[int], bool], set[tuple[int, int]]]:
+    """The full run cut down to the mask; ``inert(word)``: whether every issue of ``word`` (in any thread,
+    from any position or expansion) is one whose replacement by a NOP provably changes no step (see _QUIET), so
+    that no ablation of it can show an effect; and the (thread, word) pairs expansions issued (expansion_words)."""
+    m = _Expansions(case.threads) if expands(case) else Tensix()
+    apply_init(m.s, case)
+    gate, latches, live, read = m.s.wait_gate, {}, set(), set()
+
+    def step(t: int, d, index: int) -> None:
+        before = gate[t]
+        try:
+            m.step(t, d, index)
+        except Blocked:
+            if d.ins is not None:
+                live.add(d.word)
+                if d.ins.name == "ATGETM":
+                    read.add("ATGETM")
+            if before is not None and gate[t] is before and id(before) in latches:
+                live.add(latches[id(before)][1])     # the latch held this step (or might have)
+            raise
+        if d.ins is not None:
+            if d.ins.name == "STALLWAIT":
+                latches[id(gate[t])] = (gate[t], d.word)    # the latch kept alive, so its id stays its own
+            elif d.ins.name in _STACK_READERS:
+                read.add("SFPPUSHC")
+    try:
+        m.run(case.threads, case.actions, step=step)
+    except GoldenError as e:
+        return _Outcome(e.kind), lambda word: False, getattr(m, "issued", set())
+    state = {"dest": m.s.dest.bits, "dest_valid": m.s.dest.valid, **observe_counters(m.s, case)}
+
+    def inert(word: int) -> bool:
+        name = isa.decode(word)[0].name
+        return name in _QUIET and word not in live and name not in read
+    return _outcome(state, mask), inert, getattr(m, "issued", set())
+
+
 def _full(case: Case, mask: dict, full_state: dict | None) -> _Outcome:
     """The full run cut down to the mask (a given state dump's Dest, if lists, made arrays once, not per ablation)."""
     if full_state is None:
@@ -201,11 +248,15 @@ def observed_effects(case: Case, mask: Iterable[str] | dict, full_state: dict | 
 
     ``saturation``: a position or expansion word whose effect could add nothing to what the caller has
     observed (``saturation.needed`` false) is not ablated but listed in ``unablated`` / ``unablated_words``;
-    the rest is answered as a whole run would (``observed`` holds exactly the whole run's observed items among
-    the ablated ones, and the collective rule applies only where no single ablation shows, checked over every
-    position)."""
+    a word whose every issue the traced full run shows inert (_QUIET: its NOP leaves every step the same) is
+    not ablated either, since it cannot show alone; the rest is answered as a whole run would (``observed``
+    holds exactly the whole run's observed items among the ablated ones, and the collective rule applies only
+    where no single ablation shows, checked over every position)."""
     m = _mask(mask)
-    full = _full(case, m, full_state)
+    if saturation is None:
+        full, inert, issued_words = _full(case, m, full_state), (lambda word: False), None
+    else:
+        full, inert, issued_words = _traced_full(case, m)      # the expansions' words noted in the same run
     live = [p for p in _positions(case) if _word(case, p) != NOP]
     seen: list[tuple[int, int]] = []
     skipped: list[tuple[int, int]] = []
@@ -218,6 +269,8 @@ def observed_effects(case: Case, mask: Iterable[str] | dict, full_state: dict | 
             return True
         return False
     for p in live:
+        if inert(_word(case, p)):
+            continue                 # provably shows nothing alone: neither ablated nor left over
         if saturation is not None and not saturation.needed(_word(case, p)):
             skipped.append(p)
         else:
@@ -235,9 +288,11 @@ def observed_effects(case: Case, mask: Iterable[str] | dict, full_state: dict | 
                 break
     if not expansions:
         return Effects(case.instruction_count, tuple(sorted(seen)), unablated=tuple(sorted(skipped)))
-    issued = sorted(expansion_words(case))
+    issued = sorted(expansion_words(case) if issued_words is None else issued_words)
     expanded, skipped_words = [], []
     for w in issued:
+        if inert(w[1]):
+            continue
         if saturation is not None and not saturation.needed(w[1]):
             skipped_words.append(w)
         elif full.differs(_run(case, case.threads, m, frozenset({w}))):

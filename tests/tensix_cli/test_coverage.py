@@ -10,6 +10,7 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from golden import isa
 from tensix_diff.result import OK, Result
@@ -241,3 +242,13 @@ def test_the_format_matrix_table_counts_verdicts_per_cell(tmp_path, capsys):
     rows = [line.split() for line in out[1:-1]]
     assert rows and all(int(r[5]) + int(r[6]) + int(r[7]) + int(r[8]) == int(r[4]) for r in rows)
     assert sum(int(r[6]) for r in rows) == 0 and out[-1].endswith("with fewer")     # recorded on ttsim: no divergence
+
+
+def test_exhaustive_and_provenance_together_are_refused_in_one_line(tmp_path, capsys, monkeypatch):
+    """Two ways to find observed effects at once: a usage error (exit 2) before anything runs, never one
+    of them taken silently."""
+    import tensix_cli.coverage as cov_mod
+    monkeypatch.setattr(cov_mod, "collect", lambda *a, **k: pytest.fail("coverage ran"))
+    assert main(["coverage", str(tmp_path), "--exhaustive", "--provenance"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--provenance" in err and "--exhaustive" in err
