@@ -12,7 +12,7 @@ import numpy as np
 
 from . import isa
 from .errors import GoldenError, NotModelled
-from .handlers import ENGAGED, FRONTEND, PRE_ISSUE, STAGE_ENGAGED, load_all
+from .handlers import FRONTEND, PRE_ISSUE, load_all, stage_engaged
 from .registers import RegField, fields, thread_config_field
 from .riscv import interleave as with_actions
 from .schedule import SEQUENTIAL, Schedule, interleave
@@ -182,17 +182,9 @@ class Tensix:
         golden.riscv.RiscvAction) pairs, each run before program word ``index`` (after the last if it
         equals the program's length)."""
         items: Iterator[tuple[int, Decoded]] = with_actions(program, actions) if actions else enumerate(program)
-        whole: bool | None = None           # whether any frontend_engaged predicate holds, asked once if needed
         for stage in FRONTEND:
-            engaged = STAGE_ENGAGED.get(stage)
-            if engaged is None:
-                if whole is None:
-                    whole = any(e(self, t, program) for e in ENGAGED)
-                if not whole:
-                    continue
-            elif not engaged(self, t, program, actions):
-                continue
-            items = stage(self, t, items)
+            if stage_engaged(self, t, stage, program, actions):
+                items = stage(self, t, items)
         return items
 
     def run(self, programs: dict[int, Sequence[int]], actions: dict[int, Sequence[tuple[int, object]]] | None = None,

@@ -19,7 +19,6 @@ UNITS = ("config", "frontend", "matrix", "pack", "sfpu", "sync", "thcon", "unpac
 HANDLERS: dict[str, Handler] = {}
 PRE_ISSUE: list[Handler] = []   # checks run before every instruction passes its thread's Wait Gate
 FRONTEND: list[Handler] = []    # frontend expanders (MOP, replay), applied to each thread's stream in order
-ENGAGED: list[Handler] = []     # engaged(m, t, program): whether the expanders could change that stream
 STAGE_ENGAGED: dict[Handler, Handler] = {}   # stage -> engaged(m, t, program, actions): could it change that stream
 _loaded = False
 
@@ -50,22 +49,21 @@ def frontend(fn: Handler) -> Handler:
     return fn
 
 
-def frontend_engaged(fn: Handler) -> Handler:
-    """Register ``fn(m, t, program) -> bool``; when every such predicate is False for a thread's decoded
-    program (and it has no RISC-V actions), its stream skips the frontend stages: a speed path only."""
-    ENGAGED.append(fn)
-    return fn
-
-
-def stage_engaged(stage: Handler) -> Callable[[Handler], Handler]:
+def engages(stage: Handler) -> Callable[[Handler], Handler]:
     """Register ``fn(m, t, program, actions) -> bool`` for one frontend stage (a thread's decoded program and its
-    (index, RiscvAction) pairs): when False, that stage would pass the thread's stream through untouched and the
-    core leaves it out (a speed path only; a stage without one runs when any ``frontend_engaged`` one holds)."""
+    (index, RiscvAction) pairs): when False, that stage would pass the thread's stream through untouched and is
+    left out (a speed path only; a stage without one always runs)."""
     def register(fn: Handler) -> Handler:
         STAGE_ENGAGED[stage] = fn
         return fn
 
     return register
+
+
+def stage_engaged(m, t: int, stage: Handler, program, actions) -> bool:
+    """Whether ``stage`` could change thread t's stream (its ``engages`` predicate; True without one)."""
+    engaged = STAGE_ENGAGED.get(stage)
+    return engaged is None or engaged(m, t, program, actions)
 
 
 def load_all() -> dict[str, Handler]:

@@ -22,7 +22,7 @@ import numpy as np
 from ..core import Decoded, Tensix
 from ..errors import Blocked, GoldenError
 from ..frontend.replay import REPLAY_OP
-from ..handlers import ENGAGED, FRONTEND
+from ..handlers import FRONTEND, stage_engaged
 from ..riscv import interleave
 from ..state import Semaphore, TensixState
 from . import traced_state as ts
@@ -209,10 +209,10 @@ class Traced(Tensix):
         return shows
 
     def stream(self, t: int, program: Sequence[Decoded], actions=()):
-        if not actions and not any(engaged(self, t, program) for engaged in ENGAGED):
-            return enumerate(program)
         items = interleave(program, actions) if actions else enumerate(program)
         for stage in FRONTEND:
+            if not stage_engaged(self, t, stage, program, actions):
+                continue
             if stage.__name__ == "replay_expander":
                 items = self._replay_sources(t, stage, items)
             else:

@@ -14,12 +14,11 @@ from itertools import repeat
 
 from ..core import decode, decode_program
 from ..errors import GoldenError, NotModelled, UndefinedBehaviour
-from ..handlers import frontend, frontend_engaged, semantics, stage_engaged
+from ..handlers import engages, frontend, semantics
 from ..isa import IsaError, lookup
 from ..state import REPLAY_BUFFER, Frontend
 
 MOP_OP, MOP_CFG_OP, REPLAY_OP, NOP_OP = (lookup(n).opcode for n in ("MOP", "MOP_CFG", "REPLAY", "NOP"))
-_EXPANDED = frozenset({MOP_OP, MOP_CFG_OP, REPLAY_OP})
 _MOP_OPS, _REPLAY_SOURCES = frozenset({MOP_OP, MOP_CFG_OP}), frozenset({MOP_OP, REPLAY_OP})
 _IDX = REPLAY_BUFFER - 1
 
@@ -175,20 +174,13 @@ def _opcodes(program) -> set[int]:
     return {d.ins.opcode for d in program if d.ins is not None}
 
 
-@frontend_engaged
-def expanders_engaged(m, t, program) -> bool:
-    """Both expanders pass a stream through untouched unless it holds MOP, MOP_CFG or REPLAY, or a REPLAY
-    load of an earlier run is still capturing."""
-    return m.s.frontend[t].load_left > 0 or not _EXPANDED.isdisjoint(_opcodes(program))
-
-
-@stage_engaged(mop_expander)
+@engages(mop_expander)
 def mop_engaged(m, t, program, actions) -> bool:
     """The MOP expander changes only a stream holding MOP or MOP_CFG (RISC-V actions pass through it)."""
     return not _MOP_OPS.isdisjoint(_opcodes(program))
 
 
-@stage_engaged(replay_expander)
+@engages(replay_expander)
 def replay_engaged(m, t, program, actions) -> bool:
     """The replay expander changes only a stream meeting a REPLAY load of an earlier run still capturing, or
     holding REPLAY, or a MOP whose expansion may hold one: a MopCfg word (as it is, or as the thread's RISC-V
