@@ -59,7 +59,8 @@ def test_golden_agrees_with_recorded_ttsim(bundle, chunk, replay, request):
             assert actual.provenance["device"].startswith("ttsim"), \
                 f"{case.name}: recorded on {actual.provenance['device']}"
         verdict = assess(case, golden.run(case), actual, ("golden", "ttsim"), "replay")
-        plugin.note(case, verdict, request.node.nodeid, actual.provenance.get("device"))
+        plugin.note(case, verdict, request.node.nodeid, actual.provenance.get("device"),
+                    actual.provenance.get("recording"))    # the case hash the store answered for
         counts[verdict.outcome] += 1
         if verdict.outcome not in (MATCHED, KNOWN, UNCOMPARED):
             problems.append(f"{case.name} ({signature(case, verdict) or verdict.outcome}):\n{verdict.report(8)}")
