@@ -43,8 +43,14 @@ def replay(request):
 
 
 def test_the_corpus_holds_at_least_5000_cases():
-    """Counted by lines (each chunk test below parses its own cases: a line that is no case fails there)."""
-    assert sum(count_cases(b) for b in BUNDLES) >= 5000
+    """Counted by lines (each chunk test below parses its own cases: a line that is no case fails there),
+    bundle by bundle until there are 5,000."""
+    total = 0
+    for b in BUNDLES:
+        total += count_cases(b)
+        if total >= 5000:
+            break
+    assert total >= 5000
 
 
 @pytest.mark.parametrize("bundle, chunk", [(b, k) for b in BUNDLES for k in range(CHUNKS)],
