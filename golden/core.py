@@ -12,7 +12,7 @@ import numpy as np
 
 from . import isa
 from .errors import GoldenError, NotModelled
-from .handlers import FRONTEND, PRE_ISSUE, load_all, stage_engaged
+from .handlers import FRONTEND, PRE_ISSUE, handler_of, stage_engaged
 from .registers import RegField, fields, thread_config_field
 from .riscv import interleave as with_actions
 from .schedule import SEQUENTIAL, Schedule, interleave
@@ -48,7 +48,7 @@ def _kind(op: int) -> _Kind | None:
     k = _KINDS.get(op)
     if k is None and (ins := isa.by_opcode().get(op)) is not None:
         k = _KINDS[op] = _Kind(ins, 0xFFFFFF & ~ins.payload_mask, namedtuple(ins.name, [f.name for f in ins.fields]),
-                               tuple((f.lo, (1 << f.width) - 1) for f in ins.fields), load_all().get(ins.name))
+                               tuple((f.lo, (1 << f.width) - 1) for f in ins.fields), handler_of(ins.name, ins.unit))
     return k
 
 
