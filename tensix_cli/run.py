@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hwbridge.registry import BACKENDS, judge_cases, judged_hangs_last, run_case, run_cases, run_last_line
 from tensix_diff.case import Case, load_each
-from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
+from tensix_diff.verdict import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
 from tensix_diff.result import DEVICE_ERROR, MISSING, OK, STALE, Result, dump_form
 
 from .backends import open_backend
