@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from itertools import chain, islice
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
@@ -64,21 +65,20 @@ def interleave(streams: dict[int, Iterator[tuple[int, object]]], schedule: Sched
                 continue
             item = pending.pop(t, None) if pending else None
             left = rng.randint(1, 8) if rng is not None else full
-            while left:
-                if item is None:
-                    item = next(items, None)
-                    if item is None:
-                        del streams[t]
-                        break
+            turn_items = items if item is None else chain((item,), items)      # the blocked one first
+            issued = 0
+            for item in turn_items if left == full else islice(turn_items, left):
                 try:
                     step(t, item[1], item[0])
                 except Blocked as b:
                     pending[t] = item
                     blocked[t] = (item, b.reason)      # the text only when it hangs
                     break
-                item = None
-                progressed = True
-                left -= 1
+                issued += 1
+            else:
+                if issued < left:           # the stream ended
+                    del streams[t]
+            progressed = progressed or issued > 0
         if streams and not progressed and not (stuck is not None and stuck()):
             raise Hang("no thread can proceed: " + "; ".join(
                 f"thread {t} instruction {i} ({d.text}) waits: {why}" for t, ((i, d), why) in blocked.items()))
