@@ -85,8 +85,8 @@ def write_dump(path: str, state: dict) -> None:
     """The contract's state dump as JSON, one Dest row per line."""
     parts = []
     for key, value in dump_form(state).items():
-        if key == "dest":
-            rows = ",\n  ".join(json.dumps(list(r)) for r in value)
+        if key == "dest":       # its rows are lists of ints: a line break after each "]," of the whole list's JSON
+            rows = json.dumps(value)[1:-1].replace("], [", "],\n  [")
             parts.append(f'"dest": [\n  {rows}]')
         else:
             parts.append(f"{json.dumps(key)}: {json.dumps(value, separators=(',', ':'))}")
