@@ -31,6 +31,7 @@ class Schedule:
 
 
 SEQUENTIAL = Schedule("sequential")
+_UNBOUNDED = 1 << 62        # a quantum of 0: the thread runs until it finishes or blocks
 ROUND_ROBIN = Schedule("round-robin 0-1-2", (0, 1, 2), 1)
 
 
@@ -52,7 +53,7 @@ def interleave(streams: dict[int, Iterator[tuple[int, object]]], schedule: Sched
     order = [t for t in schedule.order if t in streams]
     if len(order) != len(streams):
         order += sorted(t for t in streams if t not in schedule.order)
-    full = schedule.quantum or 1 << 62
+    full = schedule.quantum or _UNBOUNDED
     while streams:
         turn = order
         if rng is not None:
@@ -67,12 +68,12 @@ def interleave(streams: dict[int, Iterator[tuple[int, object]]], schedule: Sched
             left = rng.randint(1, 8) if rng is not None else full
             turn_items = items if item is None else chain((item,), items)      # the blocked one first
             issued = 0
-            for item in turn_items if left == full else islice(turn_items, left):
+            for index, d in turn_items if left == _UNBOUNDED else islice(turn_items, left):
                 try:
-                    step(t, item[1], item[0])
+                    step(t, d, index)
                 except Blocked as b:
-                    pending[t] = item
-                    blocked[t] = (item, b.reason)      # the text only when it hangs
+                    pending[t] = (index, d)
+                    blocked[t] = ((index, d), b.reason)      # the text only when it hangs
                     break
                 issued += 1
             else:
