@@ -41,6 +41,7 @@ class Field(NamedTuple):
 
 @dataclass(frozen=True)
 class Instruction:
+    """One instruction of isa.yaml: mnemonic, opcode, unit, golden's status, fields and ttsim's view of it."""
     name: str
     opcode: int
     unit: str

@@ -12,6 +12,7 @@ KNOWN = "known"   # diverged, and every difference is explained by the known-div
 
 @dataclass
 class Verdict:
+    """A case's outcome and the line said about it; ``comparison`` where two states were compared."""
     outcome: str                        # matched | diverged | known | missing | stale | uncompared | device-failed
     message: str
     comparison: Comparison | None = None    # tensix_diff.compare.Comparison: what was compared, when anything was
