@@ -49,8 +49,10 @@ def _signals(name: str, source: int) -> list[int]:
 def setdmareg(m, t, f) -> None:
     """SETDMAREG_Immediate.md / SETDMAREG_Special.md (WormholeB0)."""
     gprs = m.s.gpr[t]
-    if not f.setsignalsmode:
-        _write_half(gprs, f.regindex16b, f.payload_sigselsize << 14 | f.payload_sigsel)
+    if not f.setsignalsmode:        # the 16-bit immediate into half regindex16b (_write_half, written out here:
+        half = f.regindex16b        # the commonest form, and the fields' 2 + 14 bits need no mask)
+        gprs[half >> 1] = (gprs[half >> 1] & _KEEP[half & 1]) | (f.payload_sigselsize << 14 | f.payload_sigsel) << (
+            (half & 1) << 4)
         return
     in_half, source, _packers, spare = (f.payload_sigsel & 7, f.payload_sigsel >> 3 & 0xF,
                                         f.payload_sigsel >> 7 & 0xF, f.payload_sigsel >> 11)
@@ -83,8 +85,12 @@ def _operands(name: str, m, t, f, imm_bits: int, reg_mask: int = M32) -> tuple[i
 def _arith(name: str, m, t, f, op) -> None:
     if f.resultregindex >> 6:
         _reserved(name, f.resultregindex >> 6, "22:18")
-    left, right = _operands(name, m, t, f, 6)
-    m.s.gpr[t][f.resultregindex] = op(left, right) & M32
+    gprs = m.s.gpr[t]
+    if f.opbisconst:
+        left, right = _operands(name, m, t, f, 6)
+    else:                           # two registers (_operands, written out here: the commonest form)
+        left, right = gprs[f.oparegindex], gprs[f.opbregindex]
+    gprs[f.resultregindex] = op(left, right) & M32
 
 
 @semantics("ADDDMAREG")
