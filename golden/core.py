@@ -82,9 +82,10 @@ def decode(word: int) -> Decoded:
 def decode_program(words: Sequence[int]) -> list[Decoded]:
     """``[decode(w) for w in words]``; a long program with words not seen before is decoded all at once."""
     if len(words) < _BULK or words[0] in _decode_cache:     # a long program whose first word is new: decoded at once
-        out = list(map(_decode_cache.get, words))
-        if None not in out:
-            return out
+        try:
+            return list(map(_decode_cache.__getitem__, words))
+        except KeyError:            # a word not decoded before (no scan of the list for a miss)
+            pass
     out = _decode_many(words) if len(words) >= _BULK else None
     if out is None:                 # short, or a word does not decode: word by word, the first bad one named
         return [decode(w) for w in words]
