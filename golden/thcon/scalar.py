@@ -49,10 +49,8 @@ def _signals(name: str, source: int) -> list[int]:
 def setdmareg(m, t, f) -> None:
     """SETDMAREG_Immediate.md / SETDMAREG_Special.md (WormholeB0)."""
     gprs = m.s.gpr[t]
-    if not f.setsignalsmode:        # the 16-bit immediate into half regindex16b (_write_half, written out here:
-        half = f.regindex16b        # the commonest form, and the fields' 2 + 14 bits need no mask)
-        gprs[half >> 1] = (gprs[half >> 1] & _KEEP[half & 1]) | (f.payload_sigselsize << 14 | f.payload_sigsel) << (
-            (half & 1) << 4)
+    if not f.setsignalsmode:
+        _write_half(gprs, f.regindex16b, f.payload_sigselsize << 14 | f.payload_sigsel)
         return
     in_half, source, _packers, spare = (f.payload_sigsel & 7, f.payload_sigsel >> 3 & 0xF,
                                         f.payload_sigsel >> 7 & 0xF, f.payload_sigsel >> 11)
