@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import gc
-import itertools
 from collections import namedtuple
 from functools import cache
 from itertools import repeat

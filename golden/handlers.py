@@ -1,9 +1,9 @@
 """Instruction semantics: one small function per instruction, registered against the ISA table.
 
 Every module of the unit packages named in ``UNITS`` is imported by ``load_all``; a module registers its
-functions with ``@semantics("MNEMONIC")``. Decoding loads only the packages that may hold an instruction's
-handler (``handler_of``: its ISA unit's packages in ``UNIT_PACKAGES``, and ``ALWAYS``). A function takes ``(m, t, f)``: the machine, the issuing thread,
-and the decoded fields as attributes (``f.bitmask``).
+functions with ``@semantics("MNEMONIC")``; decoding imports only the packages that may hold an instruction's
+handler (``handler_of``: its ISA unit's packages in ``UNIT_PACKAGES``, and ``ALWAYS``). A function takes
+``(m, t, f)``: the machine, the issuing thread, and the decoded fields as attributes (``f.bitmask``).
 """
 from __future__ import annotations
 
