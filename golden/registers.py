@@ -15,7 +15,7 @@ CONFIG_STATES = 2
 
 class RegField(NamedTuple):
     """One named field of a register word: its ADDR32 index, shift and size (a tuple: made in their hundreds at
-    every start, it costs a tenth of a frozen dataclass)."""
+    every start, where a frozen dataclass cost twice as much)."""
     name: str
     index: int   # ADDR32 index
     shift: int

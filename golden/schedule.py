@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import random
-from itertools import chain, islice
 from typing import Callable, Iterator, NamedTuple, Sequence
 
 from .errors import Blocked, Hang
@@ -65,9 +64,9 @@ def interleave(streams: dict[int, Iterator[tuple[int, object]]], schedule: Sched
                 continue
             item = pending.pop(t, None) if pending else None
             left = rng.randint(1, 8) if rng is not None else full
-            turn_items = items if item is None else chain((item,), items)      # the blocked one first
+            turn_items = items if item is None else itertools.chain((item,), items)      # the blocked one first
             issued = 0
-            for index, d in turn_items if left == _UNBOUNDED else islice(turn_items, left):
+            for index, d in turn_items if left == _UNBOUNDED else itertools.islice(turn_items, left):
                 try:
                     step(t, d, index)
                 except Blocked as b:
