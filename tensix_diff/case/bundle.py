@@ -6,7 +6,6 @@ staying byte-for-byte the same nor pays for YAML parsing (JSON loads ~100x faste
 """
 from __future__ import annotations
 
-import gzip
 import json
 import zlib
 from pathlib import Path
@@ -44,6 +43,7 @@ def from_canonical(d: dict, source: str = "<bundle>") -> Case:
 
 
 def write_bundle(path: str | Path, cases: Iterable[Case]) -> int:
+    import gzip           # late for start-up cost: reading a bundle inflates with zlib; only writing needs gzip
     lines = [json.dumps(canonical(c), sort_keys=True, separators=(",", ":")) for c in cases]
     Path(path).write_bytes(gzip.compress(("\n".join(lines) + "\n").encode(), 9, mtime=0))
     return len(lines)
