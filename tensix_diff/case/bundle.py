@@ -21,6 +21,11 @@ def _int_keys(table: dict) -> dict[int, dict[int, int]]:
     return {int(o): {int(i): int(v) for i, v in regs.items()} for o, regs in table.items()}
 
 
+def _ints(vals: list) -> list[int]:
+    """int() of each value (a list of JSON integers, the usual case, copied whole)."""
+    return list(vals) if set(map(type, vals)) == {int} else [int(v) for v in vals]
+
+
 def from_canonical(d: dict, source: str = "<bundle>") -> Case:
     init, obs = d["init"], d["observe"]
     case = Case(
@@ -28,7 +33,7 @@ def from_canonical(d: dict, source: str = "<bundle>") -> Case:
         threads={int(t): [int(w) for w in ws] for t, ws in d["threads"].items()},
         init=Init(gpr=_int_keys(init["gpr"]), thread_config=_int_keys(init["thread_config"]),
                   config=_int_keys(init["config"]), l1=[(int(a), bytes.fromhex(h)) for a, h in init["l1"]],
-                  dest=[(int(r), [int(v) for v in vals]) for r, vals in init["dest"]]),
+                  dest=[(int(r), _ints(vals)) for r, vals in init["dest"]]),
         observe=Observe(l1=[(int(a), int(n)) for a, n in obs["l1"]],
                         config={int(s): [int(i) for i in idx] for s, idx in obs["config"].items()}),
         actions=actions_from_json(d.get("actions", {})),
