@@ -37,6 +37,7 @@ from golden.state import ADC_UNITS, THREADS, AdcChannel, Rwc
 
 from .case import Case
 from .golden_run import apply_init, observe_counters
+from .idle_steps import IdleSteps
 from .prefix_ablation import SAME, ablated_run, one_stream, walk
 from .result import OK, same_value
 
@@ -177,18 +178,21 @@ _QUIET = frozenset({"SFPNOP", "DMANOP", "GATESRCRST", "STALLWAIT", "ATGETM", "SF
 _STACK_READERS = frozenset({"SFPPOPC", "SFPCOMPC"})
 
 
-def _traced_full(case: Case, mask: dict) -> tuple[_Outcome, Callable[[int], bool], set[tuple[int, int]]]:
+def _traced_full(case: Case, mask: dict, candidate: Callable[[int], bool] = lambda word: False) -> tuple:
     """The full run cut down to the mask; ``inert(word)``: whether every issue of ``word`` (in any thread,
     from any position or expansion) is one whose replacement by a NOP provably changes no step (see _QUIET), so
-    that no ablation of it can show an effect; and the (thread, word) pairs expansions issued (expansion_words)."""
+    that no ablation of it can show an effect; the (thread, word) pairs expansions issued (expansion_words); and
+    the program positions, among those whose word ``candidate`` accepts, that are idle (idle_steps: no ablation
+    of them can show either)."""
     m = _Expansions(case.threads) if expands(case) else Tensix()
     apply_init(m.s, case)
     gate, latches, live, read = m.s.wait_gate, {}, set(), set()
+    watch = IdleSteps(m, case.threads, candidate)
 
     def step(t: int, d, index: int) -> None:
         before = gate[t]
         try:
-            m.step(t, d, index)
+            watch.step(t, d, index, lambda: m.step(t, d, index))
         except Blocked:
             if d.ins is not None:
                 live.add(d.word)
@@ -205,12 +209,12 @@ def _traced_full(case: Case, mask: dict) -> tuple[_Outcome, Callable[[int], bool
     try:
         m.run(case.threads, case.actions, step=step)
     except GoldenError as e:
-        return _Outcome(e.kind), lambda word: False, getattr(m, "issued", set())
+        return _Outcome(e.kind), lambda word: False, getattr(m, "issued", set()), set()
 
     def inert(word: int) -> bool:
         name = isa.decode(word)[0].name
         return name in _QUIET and word not in live and name not in read
-    return _ended(m, case, mask), inert, getattr(m, "issued", set())
+    return _ended(m, case, mask), inert, getattr(m, "issued", set()), watch.idle()
 
 
 def _full(case: Case, mask: dict, full_state: dict | None) -> _Outcome:
@@ -259,9 +263,9 @@ def observed_effects(case: Case, mask: Iterable[str] | dict, full_state: dict | 
     where no single ablation shows, checked over every position)."""
     m = _mask(mask)
     if saturation is None:
-        full, inert, issued_words = _full(case, m, full_state), (lambda word: False), None
-    else:
-        full, inert, issued_words = _traced_full(case, m)      # the expansions' words noted in the same run
+        full, inert, issued_words, idle = _full(case, m, full_state), (lambda word: False), None, set()
+    else:     # the expansions' words and the idle positions noted in the same run
+        full, inert, issued_words, idle = _traced_full(case, m, saturation.needed)
     live = [p for p in _positions(case) if _word(case, p) != NOP]
     seen: list[tuple[int, int]] = []
     skipped: list[tuple[int, int]] = []
@@ -275,7 +279,7 @@ def observed_effects(case: Case, mask: Iterable[str] | dict, full_state: dict | 
         return False
 
     def wanted(p) -> bool:
-        if inert(_word(case, p)):
+        if inert(_word(case, p)) or p in idle:
             return False             # provably shows nothing alone: neither ablated nor left over
         if saturation is not None and not saturation.needed(_word(case, p)):
             skipped.append(p)
