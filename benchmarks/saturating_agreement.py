@@ -52,7 +52,8 @@ def main() -> None:
                 runs_made[0] += 1
                 return real(*a, **k)
             return run
-        E._run, E._traced_full = counted(E._run), counted(E._traced_full)   # jobs=1: every effects run is here
+        # jobs=1: every effects run is here (an ablation from a one-thread prefix and its walk count as runs)
+        E._run, E._traced_full, E.ablated_run, E.walk = map(counted, (E._run, E._traced_full, E.ablated_run, E.walk))
         for method in ("saturating", "ablation"):
             runs_made[0] = 0
             os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / f"cache-{method}")

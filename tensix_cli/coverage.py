@@ -23,7 +23,7 @@ from generators.coverage_weights import is_mode_field, possible_classes, value_c
 from golden import isa
 from hwbridge.registry import run_case
 from tensix_diff import matrix_cells, report_html as H
-from tensix_diff.assess import assess
+from tensix_diff.assess import assess, unobservable
 from tensix_diff.case import Case, load_any
 from tensix_diff.compare import DIVERGED, MATCHED
 from tensix_diff.effects import Effects
@@ -311,12 +311,18 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: 
     ablation or provenance, coverage_effects). Progress on stderr."""
     global _ASSESS
     cases = load_any(paths)   # case files, directories and recorded fuzz bundles
-    _ASSESS = (cases, open_backend("golden"), open_backend("replay", recordings=recordings), effects)
+    # By ablation, a match's observed effects answer the verdict's own question (any_observed(c) is exactly
+    # observed_effects(c).count > 0, saturating or not): the assessment leaves it to the effects below.
+    ablating = effects and method != "provenance"
+    _ASSESS = (cases, open_backend("golden"), open_backend("replay", recordings=recordings), effects, ablating)
     out, todo, masks = [], [], {}
     rows = pooled(_assess_one, range(len(cases)), jobs, Progress("coverage: assessed", len(cases)))
     cache = EffectsCache()     # read after the assessment, which takes minutes: what others cached meanwhile counts
-    for case, (model, rec, outcome, message, mask) in zip(cases, rows):
+    unseen = {}         # index in out -> (outcome, message) should the match observe nothing
+    for case, (model, rec, outcome, message, mask, nothing) in zip(cases, rows):
         observed = None
+        if nothing is not None:
+            unseen[len(out)] = nothing
         if mask is not None:
             masks[len(out)] = mask
             observed = cache.get_key(EffectsCache.key_of(case, mask, method), whole=method != "saturating")
@@ -339,17 +345,21 @@ def collect(paths: list, recordings: str | None = None, jobs: int = 2, effects: 
         redo = CE.complete([(out[i][0], mask, out[i][3]) for i, mask in done])
         CE.compute(out, [done[k] for k in redo], cache, "ablation", jobs, Progress("coverage: in full", len(redo)))
     CE.start(None)
+    for i, (outcome, message) in unseen.items():
+        if out[i][3] is not None and not out[i][3].count:
+            out[i][3:6] = [None, outcome, message]
     return [tuple(r) for r in out]
 
 
-_ASSESS = None     # (cases, golden backend, replay backend, effects wanted): what forked workers of collect() read
+_ASSESS = None     # (cases, golden backend, replay backend, effects wanted, by ablation): what forked workers of collect() read
 BATCH = 2000          # cases a saturating run's workers take before they start again from all that was gathered
 
 
 def _assess_one(i: int) -> tuple:
-    """Case i of _ASSESS: (golden result, recording, verdict outcome, message, effects mask or None); states
+    """Case i of _ASSESS: (golden result, recording, verdict outcome, message, effects mask or None, and where the
+    effects decide it, the (outcome, message) should the match observe nothing); states
     are kept only where a report draws them (divergences), so what travels back stays small."""
-    cases, golden, replay, effects = _ASSESS
+    cases, golden, replay, effects, ablating = _ASSESS
     case = cases[i]
     rec = run_case(replay, case)
     rec = rec if rec.status not in ("missing", "stale") else None
@@ -358,16 +368,19 @@ def _assess_one(i: int) -> tuple:
     except Exception as e:  # a golden bug: counted as not run, and said, never a traceback
         print(f"coverage: golden raised on {case.name}: {type(e).__name__}: {e}", file=sys.stderr)
         model = Result("golden-crash", message=f"{type(e).__name__}: {e}")
-    outcome, message, mask = None, "", None
+    outcome, message, mask, nothing = None, "", None, None
     if rec is not None and rec.ok and model.ok:
-        v = assess(case, model, rec, ("golden", "device"), "replay")
+        v = assess(case, model, rec, ("golden", "device"), "replay", effects=not ablating)
         outcome, message = v.outcome, v.message
+        if ablating and outcome == MATCHED and v.comparison is not None:
+            u = unobservable(case, v)
+            nothing = (u.outcome, u.message)
     if outcome == MATCHED and effects:   # a known divergence's explained fields were not compared: nothing credited
         mask = _keys(rec.state)          # what the device observed; only its shape is the effects mask
     if outcome != DIVERGED:
         model = _stateless(model)
         rec = _stateless(rec) if rec is not None else None
-    return model, rec, outcome, message, mask
+    return model, rec, outcome, message, mask, nothing
 
 
 def _stateless(r: Result) -> Result:

@@ -162,7 +162,7 @@ class EffectsCache(ResultCache):
     unablated, and only a saturating run reads it back (``get_key(..., whole=False)``)."""
 
     def __init__(self):
-        super().__init__("effects", ("effects.py", "golden_run.py", "case"))
+        super().__init__("effects", ("effects.py", "prefix_ablation.py", "idle_steps.py", "golden_run.py", "case"))
 
     @staticmethod
     def key_of(case: Case, shape: dict, method: str) -> str:

@@ -67,7 +67,8 @@ def refusals() -> tuple[ExpectedRefusal, ...]:
 def assess(case: Case, expected: Result, actual: Result, names: tuple[str, str] = ("golden", "device"),
            backend: str | None = None, *, known=None, expected_refusals=None, effects: bool = True,
            race_of=race_check) -> Verdict:
-    """Judge ``actual`` against ``expected`` (one of them is usually golden, named so in ``names``);
+    """Judge ``actual`` against ``expected`` (one of them is usually golden, named so in ``names``); without
+    ``effects``, a match is not checked for an observed effect (the caller ablates and then applies unobservable);
     ``race_of``: tensix_diff.race.check, or a cache of it (tensix_diff.result_cache.RaceCache.check)."""
     known = registry() if known is None else known
     expected_refusals = refusals() if expected_refusals is None else expected_refusals
@@ -96,10 +97,15 @@ def _judged(case: Case, expected: Result, actual: Result, names: tuple[str, str]
     if v.outcome == UNCOMPARED and g is not None:
         return _refusal(case, v, (expected, actual)[g], (expected, actual)[1 - g], names[1 - g], expected_refusals)
     if v.outcome == MATCHED and v.comparison is not None and effects and not _observed(case, expected, actual, g):
-        return replace(v, outcome=UNCOMPARED, why=NOTHING_OBSERVABLE,
-                       message=f"{NOTHING_OBSERVABLE} ({v.comparison.compared} items compared,"
-                               f" {case.instruction_count} instruction(s), none with an observed effect)")
+        return unobservable(case, v)
     return v
+
+
+def unobservable(case: Case, v: Verdict) -> Verdict:
+    """A match (with a comparison) made uncompared: no instruction's effect reached the compared state."""
+    return replace(v, outcome=UNCOMPARED, why=NOTHING_OBSERVABLE,
+                   message=f"{NOTHING_OBSERVABLE} ({v.comparison.compared} items compared,"
+                           f" {case.instruction_count} instruction(s), none with an observed effect)")
 
 
 def _observed(case: Case, expected: Result, actual: Result, g: int | None) -> bool:

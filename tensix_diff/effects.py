@@ -29,13 +29,16 @@ import numpy as np
 
 from golden import isa
 from golden.analysis.provenance import Traced
-from golden.core import Tensix, decode
+from golden.core import Tensix, decode, decode_program
+from golden.state import copy_state
 from golden.errors import Blocked, GoldenError, Hang
 from golden.frontend.replay import MOP_OP, REPLAY_OP
 from golden.state import ADC_UNITS, THREADS, AdcChannel, Rwc
 
 from .case import Case
 from .golden_run import apply_init, observe_counters
+from .idle_steps import IdleSteps
+from .prefix_ablation import SAME, ablated_run, one_stream, walk
 from .result import OK, same_value
 
 NOP = isa.encode("NOP", {})
@@ -157,8 +160,12 @@ def _run(case: Case, threads: dict[int, list[int]], mask: dict, ablate: frozense
         m.run(threads, case.actions)
     except GoldenError as e:
         return _Outcome(e.kind)
-    state = {"dest": m.s.dest.bits, "dest_valid": m.s.dest.valid, **observe_counters(m.s, case)}
-    return _outcome(state, mask)
+    return _ended(m, case, mask)
+
+
+def _ended(m: Tensix, case: Case, mask: dict) -> _Outcome:
+    """A machine's state at the end of an ok run, cut down to the mask."""
+    return _outcome({"dest": m.s.dest.bits, "dest_valid": m.s.dest.valid, **observe_counters(m.s, case)}, mask)
 
 
 # Instructions whose replacement by a NOP leaves golden's run step for step the same, so that ablating them
@@ -171,18 +178,21 @@ _QUIET = frozenset({"SFPNOP", "DMANOP", "GATESRCRST", "STALLWAIT", "ATGETM", "SF
 _STACK_READERS = frozenset({"SFPPOPC", "SFPCOMPC"})
 
 
-def _traced_full(case: Case, mask: dict) -> tuple[_Outcome, Callable[[int], bool], set[tuple[int, int]]]:
+def _traced_full(case: Case, mask: dict, candidate: Callable[[int], bool] = lambda word: False) -> tuple:
     """The full run cut down to the mask; ``inert(word)``: whether every issue of ``word`` (in any thread,
     from any position or expansion) is one whose replacement by a NOP provably changes no step (see _QUIET), so
-    that no ablation of it can show an effect; and the (thread, word) pairs expansions issued (expansion_words)."""
+    that no ablation of it can show an effect; the (thread, word) pairs expansions issued (expansion_words); and
+    the program positions, among those whose word ``candidate`` accepts, that are idle (idle_steps: no ablation
+    of them can show either)."""
     m = _Expansions(case.threads) if expands(case) else Tensix()
     apply_init(m.s, case)
     gate, latches, live, read = m.s.wait_gate, {}, set(), set()
+    watch = IdleSteps(m, case.threads, candidate)
 
     def step(t: int, d, index: int) -> None:
         before = gate[t]
         try:
-            m.step(t, d, index)
+            watch.step(t, d, index, lambda: m.step(t, d, index))
         except Blocked:
             if d.ins is not None:
                 live.add(d.word)
@@ -199,13 +209,12 @@ def _traced_full(case: Case, mask: dict) -> tuple[_Outcome, Callable[[int], bool
     try:
         m.run(case.threads, case.actions, step=step)
     except GoldenError as e:
-        return _Outcome(e.kind), lambda word: False, getattr(m, "issued", set())
-    state = {"dest": m.s.dest.bits, "dest_valid": m.s.dest.valid, **observe_counters(m.s, case)}
+        return _Outcome(e.kind), lambda word: False, getattr(m, "issued", set()), set()
 
     def inert(word: int) -> bool:
         name = isa.decode(word)[0].name
         return name in _QUIET and word not in live and name not in read
-    return _outcome(state, mask), inert, getattr(m, "issued", set())
+    return _ended(m, case, mask), inert, getattr(m, "issued", set()), watch.idle()
 
 
 def _full(case: Case, mask: dict, full_state: dict | None) -> _Outcome:
@@ -254,26 +263,30 @@ def observed_effects(case: Case, mask: Iterable[str] | dict, full_state: dict | 
     where no single ablation shows, checked over every position)."""
     m = _mask(mask)
     if saturation is None:
-        full, inert, issued_words = _full(case, m, full_state), (lambda word: False), None
-    else:
-        full, inert, issued_words = _traced_full(case, m)      # the expansions' words noted in the same run
+        full, inert, issued_words, idle = _full(case, m, full_state), (lambda word: False), None, set()
+    else:     # the expansions' words and the idle positions noted in the same run
+        full, inert, issued_words, idle = _traced_full(case, m, saturation.needed)
     live = [p for p in _positions(case) if _word(case, p) != NOP]
     seen: list[tuple[int, int]] = []
     skipped: list[tuple[int, int]] = []
 
-    def shows(p) -> bool:
-        if full.differs(_run(case, _ablated(case, [p]), m)):
+    def shows(p, start: tuple | None = None) -> bool:
+        if full.differs(_ablated_outcome(case, m, p, start, full)):
             seen.append(p)
             if saturation is not None:
                 saturation.note(_word(case, p))
             return True
         return False
-    for p in live:
-        if inert(_word(case, p)):
-            continue                 # provably shows nothing alone: neither ablated nor left over
+
+    def wanted(p) -> bool:
+        if inert(_word(case, p)) or p in idle:
+            return False             # provably shows nothing alone: neither ablated nor left over
         if saturation is not None and not saturation.needed(_word(case, p)):
             skipped.append(p)
-        else:
+            return False
+        return True
+    for p in _from_prefixes(case, live, wanted, shows):
+        if wanted(p):
             shows(p)
     while not seen and skipped:      # the collective rule needs "no single ablation shows": over all positions
         shows(skipped.pop())
@@ -301,6 +314,46 @@ def observed_effects(case: Case, mask: Iterable[str] | dict, full_state: dict | 
                 saturation.note(w[1])
     return Effects(case.instruction_count, tuple(sorted(seen)), tuple(issued), tuple(expanded),
                    tuple(sorted(skipped)), tuple(skipped_words))
+
+
+def _from_prefixes(case: Case, live: list[tuple[int, int]], wanted, shows) -> list[tuple[int, int]]:
+    """Where the case is one plain stream (prefix_ablation.one_stream): in one full run, ask ``wanted(p)`` of each
+    live position p in order before its first issue and, where wanted, ``shows(p, (state before p, state after
+    p or None))`` once p has run (before the next position is asked). The positions that run never reached (it
+    ended before them), and every one where the case is not one stream, are returned to ask from scratch."""
+    if not live or not one_stream(case):
+        return live
+    t, todo, reached, pending = live[0][0], set(live), set(), []
+
+    def visit(i: int, machine: Tensix) -> None:
+        if pending:
+            shows(pending[0][0], (pending.pop()[1], machine.s))
+        if (t, i) in todo:
+            reached.add((t, i))
+            if wanted((t, i)):
+                pending.append(((t, i), copy_state(machine.s)))
+    try:
+        end = walk(case, visit)
+    except GoldenError:
+        end = None
+    if pending:
+        shows(pending[0][0], (pending.pop()[1], end.s if end is not None else None))
+    return [p for p in live if p not in reached]
+
+
+def _ablated_outcome(case: Case, mask: dict, p: tuple[int, int], start: tuple | None, full: _Outcome) -> _Outcome:
+    """The run with position p made a NOP: from ``start`` (the full run's state before p, taken over, and after
+    p or None; prefix_ablation.ablated_run) when given, else from scratch; ``full`` itself where it rejoined."""
+    if start is not None:
+        try:
+            a = ablated_run(start[0], p[0], decode_program(case.threads[p[0]]), p[1], _NOP, start[1])
+        except GoldenError as e:
+            return _Outcome(e.kind)
+        if a is SAME:
+            return full
+        if a is not None:
+            return _ended(a, case, mask)
+    return _run(case, _ablated(case, [p]), mask)
 
 
 def _word(case: Case, p: tuple[int, int]) -> int:
