@@ -20,13 +20,11 @@ class RegField:
     shift: int
     size: int
     low_mask: int = field(init=False, repr=False, compare=False)   # (1 << size) - 1, kept: get() is hot
+    mask: int = field(init=False, repr=False, compare=False)       # the field's bits in its word, kept too
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "low_mask", (1 << self.size) - 1)
-
-    @property
-    def mask(self) -> int:
-        return self.low_mask << self.shift
+        object.__setattr__(self, "mask", self.low_mask << self.shift)
 
     def get(self, word: int) -> int:
         return (word >> self.shift) & self.low_mask

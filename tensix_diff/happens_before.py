@@ -29,18 +29,25 @@ import numpy as np
 
 from golden.analysis import traced_state
 from golden.analysis.traced_state import firsts, value
+from golden.config_words import FULL
 from golden.errors import Blocked, GoldenError
+
+from .passed_waits import Prober, sync
 
 ALL = None                                   # a detail covering the whole part
 _ABSENT = frozenset()                        # no access
 _NO_ORDER = frozenset({("mutex",)})          # parts whose release orders nothing
-_SYNC = frozenset({"semaphores", "srca", "srcb"})   # (SrcA / SrcB: their ownership and pointers, not rows)
+_UNKNOWN = ("?",)                            # the part of a container nothing maps
 
 
 def _overlap(a, b) -> bool:
     if a is _ABSENT or b is _ABSENT:
         return False
-    return a is ALL or b is ALL or not a.isdisjoint(b)
+    if a is ALL or b is ALL:
+        return True
+    if a.__class__ is int:                   # Config bits (word i's at 32 * i)
+        return bool(a & b)
+    return not a.isdisjoint(b)
 
 
 OWN = frozenset({"rwc", "adc", "gpr", "thread_config", "frontend", "wait_gate"})   # per-thread parts
@@ -77,9 +84,10 @@ def _owners(s) -> dict:
         elif name == "config":
             out.update((id(words), i) for i, words in enumerate(x))
         elif name in ("srca", "srcb"):
-            out[id(x)] = out[id(x.unpacker_row)] = (name,)
+            out[id(x)] = {k: (name, k) for k in vars(x) if k != "banks"}
+            out[id(x.unpacker_row)] = (name, "unpacker_row")
             for i, bank in enumerate(x.banks):
-                out[id(bank)] = dict.fromkeys(vars(bank), (name,)) | {"rows": (name, "rows", i)}
+                out[id(bank)] = dict.fromkeys(vars(bank), (name, "bank", i)) | {"rows": (name, "rows", i)}
                 out[id(bank.rows)] = (name, "rows", i)
         elif name != "l1":
             top[name] = (name,)
@@ -103,6 +111,7 @@ class Step:
     waited: frozenset = frozenset()     # parts its blocked attempts read (it waited on them)
     after: int = -1                     # index of the run's last step before its last blocked attempt
     section: int = 0                    # the number of the step that took the mutex this thread holds (0: none)
+    passed: tuple = ()                  # tensix_diff.passed_waits.Passed: a wait it passed, had it come earlier
     clock: tuple = ()
 
 
@@ -133,13 +142,29 @@ class Recorder:
         self._others: dict = {}       # another thread's own part taken -> (list, index, copy before the step)
         self.taken: list = []         # (container, key) of the cells read (golden.analysis.traced_state)
         self.written: list = []       # (container, key, value before) of the cells set
+        self.fields: list = []        # (container, key, bits) of Config words read by bits
+        self._may: dict = {}          # (id(container), key) -> the bits a Config write may change
+        self._sync: list = []         # (container, key, value before) of synchronisation cells set
         self._section: dict[int, int] = {}
         self._waited: dict[int, tuple[set, int]] = {}
+        self.prober = Prober(self)
 
     def attach(self, m) -> None:
         """Record the run of machine ``m`` (before it starts; its state is instrumented in place)."""
         self.m, self.state = m, traced_state.instrument(m.s, whole=OWN)
+        self.gate = m.s.wait_gate
         self._owner = _owners(m.s)
+
+    def where(self, cell) -> tuple | None:
+        """The part a (container, key) lies in (None: structure)."""
+        o = self._owner.get(id(cell[0]))
+        if o is None:
+            return _UNKNOWN
+        if o.__class__ is int:
+            return ("config", o)
+        if o.__class__ is list:
+            return o[cell[1]]
+        return o if o.__class__ is tuple else o.get(cell[1])
 
     # --- the tracer's reports during one step (golden.analysis.traced_state) ---
     def _take(self, part: tuple) -> None:
@@ -169,6 +194,12 @@ class Recorder:
         self.touch(arr)
         self._take(self._owner[id(arr)])
 
+    def field(self, lst, i: int, bits: int) -> None:
+        self.fields.append((lst, i, bits))
+
+    def may_set(self, lst, i: int, bits: int) -> None:
+        self._may[id(lst), i] = bits
+
     def read_l1(self, l1, addr: int, n: int) -> None:
         self._add(self._reads, ("l1",), _pages(l1, addr, n))
 
@@ -191,9 +222,9 @@ class Recorder:
                 part = owner[id(lst)][t]
                 reads[part] = writes[part] = ALL
             self.mine = []
-        if self.taken or self.written:
+        if self.taken or self.written or self.fields:
             self._cells(reads, writes)
-            self.taken, self.written = [], []
+            self.taken, self.written, self.fields = [], [], []
         if self._touched:
             self._arrays(writes)
             self._touched = {}
@@ -207,7 +238,8 @@ class Recorder:
         return reads, writes
 
     def _cells(self, reads: dict, writes: dict) -> None:
-        """The parts of the cells the step took and set; a Config word written with its own value is read."""
+        """The parts of the cells the step took and set. Config by bits (word i's at 32 * i): those read, and
+        those a write may change but left as they were (read); those it changed are written."""
         owner, words, done = self._owner, {}, set()
         for obj, key in self.taken:
             i = id(obj)
@@ -218,31 +250,41 @@ class Recorder:
                 done.add(i)
                 if o is not None and o not in reads:
                     self._take(o)
-            elif o.__class__ is int:                  # a Config word
-                words.setdefault(o, set()).add(key)
+            elif o.__class__ is int:                  # a Config word, whole
+                words[o] = words.get(o, 0) | FULL << 32 * key
             else:
                 part = self._part(o, key)
                 if part is not None and part not in reads:
                     self._take(part)
+        for obj, key, bits in self.fields:
+            o = owner.get(id(obj))
+            if o.__class__ is int:
+                words[o] = words.get(o, 0) | bits << 32 * key
         for obj, key, before in firsts(self.written).values() if self.written else ():
             o = owner.get(id(obj))
             if o is None:
                 continue
+            now = value(obj, key)
             if o.__class__ is int:
-                now = value(obj, key)
-                self._add(writes, ("config", o), (key,)) if not (now is before or now == before) else \
-                    words.setdefault(o, set()).add(key)
+                changed = (now ^ before) & FULL
+                may = self._may.get((id(obj), key), FULL)
+                if changed:
+                    k = ("config", o)
+                    writes[k] = writes.get(k, 0) | changed << 32 * key
+                words[o] = words.get(o, 0) | (may & ~changed) << 32 * key
                 continue
             part = o if o.__class__ is tuple else self._part(o, key)     # setting a cell takes its part
+            if part is not None and sync(part):
+                self._sync.append((obj, key, before, now))
             if part is None or writes.get(part, _ABSENT) is ALL:
                 continue
             if part not in reads:
                 self._take(part)
-            now = value(obj, key)
             if not (now is before or now == before):
                 writes[part] = ALL
-        for i, ws in words.items():
-            reads["config", i] = frozenset(ws)
+        self._may = {}
+        for i, bits in words.items():
+            reads["config", i] = bits
 
     def _arrays(self, writes: dict) -> None:
         """The parts of the arrays the step changed (Dest by row)."""
@@ -261,12 +303,17 @@ class Recorder:
 
     def step(self, t: int, d, index: int) -> None:
         m = self.m
+        latch = list.__getitem__(self.gate, t)
+        self.prober.found = []
+        if t not in self._waited:       # a wait that blocked orders it already (``_release``)
+            self.prober.probe(t, d, index, self.count[t] + 1)
         self.own = t
         traced_state.ACTIVE = self
         try:
             m.step(t, d, index)
         except Blocked:
             reads, writes = self._finish()
+            self._sync = []
             parts, _ = self._waited.get(t, (set(), 0))
             self._waited[t] = (parts | reads.keys() | writes.keys(), len(self.steps) - 1)
             raise
@@ -276,9 +323,15 @@ class Recorder:
         finally:
             traced_state.ACTIVE = None
         self._record(t)
+        self.prober.after(self.steps[-1], t, latch)
 
     def _record(self, t: int) -> None:
         reads, writes = self._finish()
+        if self._sync:
+            n = len(self.steps)
+            self.prober.changed(n, t, [(o, k, b) for o, k, b, now in self._sync if not (now is b or now == b)],
+                                {(id(o), k) for o, k, _, _ in self._sync})
+            self._sync = []
         self.count[t] += 1
         w = self._waited.pop(t, None)
         step = Step(t, self.count[t], reads, writes) if w is None else \
@@ -303,6 +356,7 @@ class Recorder:
         if not shared:
             return []
         clocks: dict[int, list[int]] = {}
+        self._by_thread: dict[int, list[Step]] = {}
         out: list[Candidate] = []
         seen: dict[tuple, dict[int, list[Step]]] = {}
         for n, s in enumerate(self.steps):
@@ -311,6 +365,9 @@ class Recorder:
             src = self._release(n, s, writers)
             if src is not None:
                 vc[:] = [max(a, b) for a, b in zip(vc, src.clock)]
+            for p in sorted(s.passed, key=lambda p: p.j):
+                if p.holds(self.steps, self.prober.hist, self._clock_of(s.thread, p.since) if p.since else vc):
+                    vc[:] = [max(a, b) for a, b in zip(vc, self.steps[p.j].clock)]
             s.clock = tuple(vc)
             for k in shared.intersection(s.reads.keys() | s.writes.keys()):
                 by_thread = seen.setdefault(k, {})
@@ -321,6 +378,15 @@ class Recorder:
                             out.append(Candidate(other, c.section or c.local, s.thread, s.local, k))
                 by_thread.setdefault(s.thread, []).append(s)
         return out
+
+    def _clock_of(self, t: int, local: int) -> tuple:
+        """The clock of thread ``t``'s step number ``local`` (none yet: zeros)."""
+        if local <= 0:
+            return (0, 0, 0, 0)
+        by = self._by_thread.get(t)
+        if by is None:
+            by = self._by_thread[t] = [s for s in self.steps if s.thread == t]
+        return by[local - 1].clock
 
     def _release(self, n: int, s: Step, writers: dict):
         """The step whose write let ``s`` pass its wait, when that order holds in every schedule: one other
@@ -348,12 +414,12 @@ class Recorder:
 def _last_conflict(earlier: list[Step], s: Step, k: tuple, known: int):
     """The latest of another thread's steps on part ``k`` that conflicts with ``s`` and is not ordered
     before it (its number is above ``known``, what ``s``'s clock has seen of that thread)."""
-    sync = len(k) < 3 and k[0] in _SYNC        # reading a wait condition only decides when a thread moves
-    sw, sr = s.writes.get(k, _ABSENT), _ABSENT if sync else s.reads.get(k, _ABSENT)
+    waits = sync(k)        # reading a wait condition only decides when a thread moves
+    sw, sr = s.writes.get(k, _ABSENT), _ABSENT if waits else s.reads.get(k, _ABSENT)
     for e in reversed(earlier):
         if e.local <= known:
             return None
-        ew, er = e.writes.get(k, _ABSENT), _ABSENT if sync else e.reads.get(k, _ABSENT)
+        ew, er = e.writes.get(k, _ABSENT), _ABSENT if waits else e.reads.get(k, _ABSENT)
         if sw is not _ABSENT and (_overlap(ew, sw) or _overlap(er, sw)):
             return e
         if ew is not _ABSENT and _overlap(ew, sr):

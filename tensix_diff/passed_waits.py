@@ -1,0 +1,285 @@
+"""Waits that passed without blocking, for tensix_diff.happens_before: would a step have blocked had another
+thread's latest changes of synchronisation state not been made yet? golden's waits (the Wait Gate, the Src
+bank checks, RISC-V polls, golden.errors.Blocked) decide on synchronisation state and the thread's own Wait
+Gate before the step changes anything, so the step is tried again (a probe) with those cells put back.
+
+A probe runs the step with the tracer (golden.analysis.traced_state) reporting here: it stops, as "passes",
+at the first cell it takes outside synchronisation state (or structure, or its own Wait Gate) and before the
+first cell it would set, and the machine is left as it was. Whether the order a blocking probe suggests holds
+in every schedule is decided after the run (``Passed.holds``).
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from golden.analysis import traced_state
+from golden.analysis.traced_state import poke, value
+from golden.errors import Blocked
+
+SYNC = frozenset({"semaphores", "srca", "srcb"})   # (SrcA / SrcB: their ownership and pointers, not rows)
+TRIES = 3                                          # starts probed per other thread, latest first
+
+
+def sync(part) -> bool:
+    """Whether a part is synchronisation state (reading it only decides when a thread moves)."""
+    return part.__class__ is tuple and part[0] in SYNC and (len(part) < 2 or part[1] != "rows")
+
+
+class _Passes(Exception):
+    """The step went past what a wait reads: it would not block."""
+
+
+class _Probe:
+    """What golden.analysis.traced_state reports to during a probe: synchronisation cells taken are kept."""
+
+    def __init__(self, t: int, where, gate):
+        self.own, self.where, self.gate = t, where, gate
+        self.cells: set = set()
+        self.parts: set = set()
+        self.latched = False
+        self.taken, self.written, self.mine = _Taken(self), _Stop(), _Mine(self)
+
+    def whole(self, lst, i) -> None:
+        raise _Passes
+
+    def field(self, lst, i, mask) -> None:
+        raise _Passes
+
+    def may_set(self, lst, i, mask) -> None:
+        raise _Passes
+
+    def touch(self, arr) -> None:
+        raise _Passes
+
+    def read_array(self, arr, i) -> None:
+        raise _Passes
+
+    def read_l1(self, l1, addr, n) -> None:
+        raise _Passes
+
+    def wrote_l1(self, l1, addr, n, changed, before, after) -> None:
+        l1.poke(addr + changed, before[changed])
+        raise _Passes
+
+
+class _Taken(list):
+    def __init__(self, probe: _Probe):
+        super().__init__()
+        self.probe = probe
+
+    def append(self, cell) -> None:
+        part = self.probe.where(cell)
+        if part is None:
+            return                  # structure: which container is read next
+        if not sync(part):
+            raise _Passes
+        self.probe.cells.add((id(cell[0]), cell[1]))
+        self.probe.parts.add(part[:2])
+
+    def __iadd__(self, cells):
+        for cell in cells:
+            self.append(cell)
+        return self
+
+
+class _Stop(list):
+    """A cell about to be set: the step is past its waits."""
+
+    def append(self, cell) -> None:
+        raise _Passes
+
+    def __iadd__(self, cells):
+        if cells:
+            raise _Passes
+        return self
+
+
+class _Mine(list):
+    """The thread's own per-thread lists taken: its Wait Gate alone."""
+
+    def __init__(self, probe: _Probe):
+        super().__init__()
+        self.probe = probe
+
+    def append(self, lst) -> None:
+        if lst is not self.probe.gate:
+            raise _Passes
+        self.probe.latched = list.__getitem__(lst, self.probe.own) is not None
+
+
+def would_block(m, t: int, d, index: int, back: list, where, gate) -> tuple[bool, frozenset, bool, set]:
+    """Try thread ``t``'s step ``d`` with the cells ``back`` ((container, key, value) of synchronisation state)
+    set to those values: (whether it blocks, the cells (id(container), key) it read, whether it read a latched
+    Wait Gate, the kinds of parts (their first two items) it read). ``where(cell)``: the part of a
+    (container, key) (None: structure)."""
+    now = [(obj, key, value(obj, key)) for obj, key, _ in back]
+    held, executed = list.__getitem__(gate, t), m.executed
+    for obj, key, before in back:
+        poke(obj, key, before)
+    probe = _Probe(t, where, gate)
+    traced_state.ACTIVE = probe
+    blocked = False
+    try:
+        m.step(t, d, index)
+    except Blocked:
+        blocked = True
+    except Exception:               # noqa: BLE001 - past the waits, or refused: the step would not wait
+        pass
+    finally:
+        traced_state.ACTIVE, m.executed = None, executed
+        list.__setitem__(gate, t, held)
+        for obj, key, v in now:
+            poke(obj, key, v)
+    return blocked, frozenset(probe.cells), probe.latched, probe.parts
+
+
+@dataclass(slots=True)
+class Passed:
+    """Step ``n`` (thread ``t``) would have blocked without thread ``b``'s changes of synchronisation state from
+    its run step ``j`` on; it read ``cells``; ``since``: the number of the thread's own step that latched the
+    Wait Gate it read (0: it read none, its wait is its own)."""
+    n: int
+    t: int
+    b: int
+    j: int
+    cells: frozenset
+    since: int
+
+    def holds(self, steps, hist: dict, floor) -> bool:
+        """Whether every schedule runs step ``j`` before step ``n``. Assume one runs ``n`` first: then for each
+        cell the probe read, (1) only ``t`` and ``b`` ever set it; (2) ``t`` sets none of the cells ``b`` put
+        back after ``b`` first did, nor, with a latched wait, any cell after the latch; (3) the other writes
+        before ``n`` are in an order every schedule keeps, ``b``'s before the wait's first evaluation (known
+        to precede ``floor``: the clock of the latching step, else of ``n`` as far as known). So at each
+        evaluation the cells hold what the probe saw, and the step would block: a contradiction."""
+        t, b, j, n = self.t, self.b, self.j, self.n
+        for cell in self.cells:
+            changes = hist.get(cell, ())
+            if any(steps[k].thread not in (t, b) for k in changes):
+                return False
+            put_back = next((k for k in changes if j <= k < n and steps[k].thread == b), None)
+            kept = []
+            for k in changes:
+                if k >= n:
+                    break
+                x = steps[k]
+                if x.thread == t and (put_back is not None and k > put_back or self.since and x.local > self.since):
+                    return False
+                if x.thread == b and k >= j:
+                    continue
+                kept.append(x)
+            for x, y in zip(kept, kept[1:]):
+                if x.thread != y.thread and x.local > y.clock[x.thread]:
+                    return False
+            last_b = next((x for x in reversed(kept) if x.thread == b), None)
+            if last_b is not None and last_b.local > floor[b]:
+                return False
+        return True
+
+
+class Prober:
+    """During a recorded run: the synchronisation cells each step set and changed, and the probes of steps
+    that may wait while another thread has changed such cells since the step was last known to follow it.
+    Which steps are probed and from which change is only a matter of cost (an order is kept only when
+    ``Passed.holds``): a step is tried from the latest and from the earliest change not yet known to precede
+    it, among those of parts its handler has read before (any part while its Wait Gate is latched), and not
+    again while nothing has changed since a try that passed."""
+
+    def __init__(self, rec):
+        self.rec = rec
+        self.by: dict[int, list[tuple[int, list, frozenset]]] = {}   # thread -> [(run step, cells, parts)]
+        self.at: dict[int, list[int]] = {}                 # thread -> the run steps of ``by``
+        self.hist: dict[tuple, list[int]] = {}             # (id(container), key) -> run steps that set it
+        self.covered: dict[tuple, int] = {}                # (t, b) -> the latest run step of b t follows
+        self.read: dict[tuple, set] = {}                   # (t, handler) -> kinds of parts its waits read
+        self.futile: dict[tuple, tuple] = {}               # (t, handler, b) -> the changes when a try last passed
+        self.latched = [0] * 4                             # thread -> the number of its step that latched its gate
+        self.found: list[Passed] = []
+
+    def changed(self, n: int, t: int, changed: list, written) -> None:
+        """Run step ``n`` of thread ``t`` set the synchronisation cells ``written`` ((id(container), key)) and
+        changed ``changed`` ((container, key, value before))."""
+        if changed:
+            parts = frozenset(self.rec.where((obj, key))[:2] for obj, key, _ in changed)
+            self.by.setdefault(t, []).append((n, changed, parts))
+            self.at.setdefault(t, []).append(n)
+        for cell in written:
+            self.hist.setdefault(cell, []).append(n)
+
+    def probe(self, t: int, d, index: int, local: int) -> None:
+        """Before thread ``t`` runs ``d`` as its step ``local``: for each other thread, a change of it without
+        which the step blocks."""
+        self.found = []
+        if not self.by:
+            return
+        rec = self.rec
+        latch = list.__getitem__(rec.gate, t)
+        wants = None if latch is not None else self.read.get((t, d.handler))     # None: any part
+        if wants is not None and not wants:
+            return                  # its handler has read no synchronisation state
+        n = len(rec.steps)
+        own = len(self.at.get(t, ()))
+        for b, mine in self.by.items():
+            if b == t:
+                continue
+            at = self.at[b]
+            key = (t, d.handler, b)
+            now = (len(at), own, id(latch))
+            if self.futile.get(key) == now:
+                continue
+            first = bisect_right(at, self.covered.get((t, b), -1))
+            xs = [x for x in range(first, len(at)) if wants is None or not wants.isdisjoint(mine[x][2])]
+            if not xs:
+                continue
+
+            def back(x) -> dict:
+                out = {}
+                for _, cells, _ in mine[x:]:
+                    for obj, k, before in cells:
+                        out.setdefault((id(obj), k), (obj, k, before))
+                return out
+
+            def attempt(x):
+                return would_block(rec.m, t, d, index, list(back(x).values()), rec.where, rec.gate)
+            def keep(x, got) -> None:
+                self.found.append(Passed(n, t, b, at[xs[x]], got[1], self.latched[t] if got[2] else 0))
+            best = len(xs) - 1                # the latest start from which it blocks (more put back: blocks), and
+            got = attempt(xs[best])           # the earliest (an order from it may be what lets the latest hold)
+            if best and (got[0] or not got[1].isdisjoint(back(xs[0]))):
+                tried = attempt(xs[0])
+                if tried[0]:
+                    keep(0, tried)
+                if tried[0] and not got[0]:
+                    lo, hi, got = 0, best, tried
+                    while hi - lo > 1:
+                        mid = (lo + hi) // 2
+                        tried = attempt(xs[mid])
+                        if tried[0]:
+                            lo = mid
+                            got = tried
+                        else:
+                            hi = mid
+                    best = lo
+            if not got[2]:
+                self.read.setdefault((t, d.handler), set()).update(got[3])
+            if got[0]:
+                if best:
+                    keep(best, got)
+                elif not self.found or self.found[-1].j != at[xs[0]]:
+                    keep(0, got)
+            else:
+                self.futile[key] = now
+                if not got[1]:
+                    return          # it read no synchronisation state: no other thread's changes matter
+
+    def after(self, step, t: int, latch_before) -> None:
+        """Step ``step`` ran without blocking: keep what its probes found; note a new latch of its Wait Gate."""
+        now = list.__getitem__(self.rec.gate, t)
+        if now is not None and now is not latch_before:
+            self.latched[t] = step.local
+        if self.found:
+            step.passed = tuple(self.found)
+            for p in self.found:
+                self.covered[t, p.b] = p.j
+            self.found = []
