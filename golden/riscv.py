@@ -168,6 +168,10 @@ def sem_get(m, t, f) -> None:
     sem.value -= 1
 
 
+# Actions whose one effect is +1 or -1 on one semaphore's Value, refused at a bound (as golden.sync.sync.COUNTING).
+COUNTING = frozenset({sem_post, sem_get})
+
+
 def sem_wait(m, t, f) -> None:
     """The RISC-V polls a PC_BUF semaphore read until the condition holds."""
     v = m.s.semaphores[f.sem].value

@@ -32,7 +32,7 @@ from golden.analysis.traced_state import firsts, value
 from golden.config_words import FULL
 from golden.errors import Blocked, GoldenError
 
-from .passed_waits import Prober, sync
+from .passed_waits import COUNTING, Prober, counts, sync
 
 ALL = None                                   # a detail covering the whole part
 _ABSENT = frozenset()                        # no access
@@ -51,6 +51,7 @@ def _overlap(a, b) -> bool:
 
 
 OWN = frozenset({"rwc", "adc", "gpr", "thread_config", "frontend", "wait_gate"})   # per-thread parts
+_DEST = ("dest",)
 _SCALARS = {int, bool, str, type(None)}
 
 
@@ -96,6 +97,19 @@ def _owners(s) -> dict:
     return out
 
 
+def _rows(i, n: int):
+    """The rows (first index) an index of an array of ``n`` rows takes (None: not known, all of them)."""
+    if i.__class__ is int:
+        return (i % n,) if -n <= i < n else None
+    if i.__class__ is slice:
+        return range(*i.indices(n))
+    if isinstance(i, np.ndarray) and i.dtype.kind in "iu" and i.size and i.min() >= -n and i.max() < n:
+        return (np.unique(i) % n).tolist()
+    if isinstance(i, (np.integer,)):
+        return (int(i) % n,) if -n <= i < n else None
+    return None
+
+
 def _pages(l1, addr: int, n: int) -> range:
     return range(addr // l1.PAGE, (addr + max(n, 1) - 1) // l1.PAGE + 1)
 
@@ -112,6 +126,7 @@ class Step:
     after: int = -1                     # index of the run's last step before its last blocked attempt
     section: int = 0                    # the number of the step that took the mutex this thread holds (0: none)
     passed: tuple = ()                  # tensix_diff.passed_waits.Passed: a wait it passed, had it come earlier
+    counting: bool = False              # a golden COUNTING handler's: it counts semaphores up or down by one
     clock: tuple = ()
 
 
@@ -137,6 +152,7 @@ class Recorder:
         self._reads: dict = {}
         self._writes: dict = {}
         self._touched: dict = {}      # id(array) -> (array, copy before the step)
+        self._set = _ABSENT           # the Dest rows the step set (ALL: not known which)
         self.own = -1                 # the stepping thread: its entries of the per-thread lists are its own
         self.mine: list = []          # the per-thread lists whose entry ``own`` the step took
         self._others: dict = {}       # another thread's own part taken -> (list, index, copy before the step)
@@ -186,13 +202,24 @@ class Recorder:
             self._reads[part] = ALL
             self._others[part] = (lst, i, copy.deepcopy(list.__getitem__(lst, i)))
 
-    def touch(self, arr) -> None:
+    def touch(self, arr, i=None) -> None:
+        """Array ``arr`` about to be set at index ``i`` (None: anywhere)."""
         if id(arr) not in self._touched:
             self._touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
+        if self._owner[id(arr)] == _DEST and self._set is not ALL:
+            rows = None if i is None else _rows(i[0] if i.__class__ is tuple and i else i, len(arr))
+            self._set = ALL if rows is None else self._set | frozenset(rows)
 
     def read_array(self, arr, i) -> None:
-        self.touch(arr)
-        self._take(self._owner[id(arr)])
+        if id(arr) not in self._touched:
+            self._touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
+        part = self._owner[id(arr)]
+        if part == _DEST and self._reads.get(part, _ABSENT) is not ALL:     # Dest by the rows indexed
+            rows = None if i is None else _rows(i[0] if i.__class__ is tuple and i else i, len(arr))
+            if rows is not None:
+                self._add(self._reads, part, rows)
+                return
+        self._take(part)
 
     def field(self, lst, i: int, bits: int) -> None:
         self.fields.append((lst, i, bits))
@@ -228,6 +255,15 @@ class Recorder:
         if self._touched:
             self._arrays(writes)
             self._touched = {}
+        if self._set is not _ABSENT:      # Dest rows set to what they held: read
+            changed = writes.get(_DEST, _ABSENT)
+            if self._set is ALL or changed is not ALL:
+                left = ALL if self._set is ALL else self._set - changed
+                if left is ALL:
+                    reads[_DEST] = ALL
+                elif left and reads.get(_DEST, _ABSENT) is not ALL:
+                    self._add(reads, _DEST, left)
+            self._set = _ABSENT
         if self._others:
             for part, (lst, i, before) in self._others.items():
                 reads[part] = ALL
@@ -248,13 +284,13 @@ class Recorder:
             o = owner.get(i)
             if o is None or o.__class__ is tuple:     # structure, or a container inside one part: once
                 done.add(i)
-                if o is not None and o not in reads:
+                if o is not None and o not in reads and (o != _DEST or self._set is _ABSENT):
                     self._take(o)
             elif o.__class__ is int:                  # a Config word, whole
                 words[o] = words.get(o, 0) | FULL << 32 * key
             else:
                 part = self._part(o, key)
-                if part is not None and part not in reads:
+                if part is not None and part not in reads and (part != _DEST or self._set is _ABSENT):
                     self._take(part)
         for obj, key, bits in self.fields:
             o = owner.get(id(obj))
@@ -303,6 +339,7 @@ class Recorder:
 
     def step(self, t: int, d, index: int) -> None:
         m = self.m
+        self._handler = d.handler
         latch = list.__getitem__(self.gate, t)
         self.prober.found = []
         if t not in self._waited:       # a wait that blocked orders it already (``_release``)
@@ -327,10 +364,9 @@ class Recorder:
 
     def _record(self, t: int) -> None:
         reads, writes = self._finish()
+        counting = self._handler in COUNTING
         if self._sync:
-            n = len(self.steps)
-            self.prober.changed(n, t, [(o, k, b) for o, k, b, now in self._sync if not (now is b or now == b)],
-                                {(id(o), k) for o, k, _, _ in self._sync})
+            self.prober.changed(len(self.steps), t, self._sync, counting)
             self._sync = []
         self.count[t] += 1
         w = self._waited.pop(t, None)
@@ -340,6 +376,7 @@ class Recorder:
             held = t in self.state.mutex.values()
             self._section[t] = (self._section.get(t) or self.count[t]) if held else 0
         step.section = self._section.get(t, 0)
+        step.counting = counting
         self.steps.append(step)
 
     # --- after the run ---
@@ -357,8 +394,6 @@ class Recorder:
             return []
         clocks: dict[int, list[int]] = {}
         self._by_thread: dict[int, list[Step]] = {}
-        out: list[Candidate] = []
-        seen: dict[tuple, dict[int, list[Step]]] = {}
         for n, s in enumerate(self.steps):
             vc = clocks.setdefault(s.thread, [0] * 4)
             vc[s.thread] = s.local
@@ -366,14 +401,22 @@ class Recorder:
             if src is not None:
                 vc[:] = [max(a, b) for a, b in zip(vc, src.clock)]
             for p in sorted(s.passed, key=lambda p: p.j):
-                if p.holds(self.steps, self.prober.hist, self._clock_of(s.thread, p.since) if p.since else vc):
+                p.held = p.holds(self.steps, self.prober.hist, self._clock_of(s.thread, p.since) if p.since else vc)
+                if p.held:
                     vc[:] = [max(a, b) for a, b in zip(vc, self.steps[p.j].clock)]
             s.clock = tuple(vc)
+        sems = self.state.semaphores
+        commute = {k for k in shared if k[0] == "semaphores" and k[1] < len(sems)
+                   and counts(self.steps, self.prober.hist.get((id(sems[k[1]]), "value"), []), len(self.steps))}
+        out: list[Candidate] = []
+        seen: dict[tuple, dict[int, list[Step]]] = {}
+        for s in self.steps:
+            vc = s.clock
             for k in shared.intersection(s.reads.keys() | s.writes.keys()):
                 by_thread = seen.setdefault(k, {})
                 for other, earlier in by_thread.items():
                     if other != s.thread:
-                        c = _last_conflict(earlier, s, k, vc[other])
+                        c = _last_conflict(earlier, s, k, vc[other], k in commute)
                         if c is not None:
                             out.append(Candidate(other, c.section or c.local, s.thread, s.local, k))
                 by_thread.setdefault(s.thread, []).append(s)
@@ -411,14 +454,17 @@ class Recorder:
         return src
 
 
-def _last_conflict(earlier: list[Step], s: Step, k: tuple, known: int):
+def _last_conflict(earlier: list[Step], s: Step, k: tuple, known: int, commute: bool = False):
     """The latest of another thread's steps on part ``k`` that conflicts with ``s`` and is not ordered
-    before it (its number is above ``known``, what ``s``'s clock has seen of that thread)."""
+    before it (its number is above ``known``, what ``s``'s clock has seen of that thread). ``commute``: two
+    counts of this semaphore commute (passed_waits.counts), so they do not conflict."""
     waits = sync(k)        # reading a wait condition only decides when a thread moves
     sw, sr = s.writes.get(k, _ABSENT), _ABSENT if waits else s.reads.get(k, _ABSENT)
     for e in reversed(earlier):
         if e.local <= known:
             return None
+        if commute and e.counting and s.counting:
+            continue
         ew, er = e.writes.get(k, _ABSENT), _ABSENT if waits else e.reads.get(k, _ABSENT)
         if sw is not _ABSENT and (_overlap(ew, sw) or _overlap(er, sw)):
             return e

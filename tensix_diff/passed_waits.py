@@ -16,6 +16,10 @@ from dataclasses import dataclass
 from golden.analysis import traced_state
 from golden.analysis.traced_state import poke, value
 from golden.errors import Blocked
+from golden.riscv import COUNTING as _RISCV_COUNTING
+from golden.sync.sync import COUNTING as _SYNC_COUNTING, SEM_LIMIT
+
+COUNTING = _SYNC_COUNTING | _RISCV_COUNTING      # handlers that only count semaphores up or down by one
 
 SYNC = frozenset({"semaphores", "srca", "srcb"})   # (SrcA / SrcB: their ownership and pointers, not rows)
 TRIES = 3                                          # starts probed per other thread, latest first
@@ -49,7 +53,7 @@ class _Probe:
     def may_set(self, lst, i, mask) -> None:
         raise _Passes
 
-    def touch(self, arr) -> None:
+    def touch(self, arr, i=None) -> None:
         raise _Passes
 
     def read_array(self, arr, i) -> None:
@@ -145,6 +149,7 @@ class Passed:
     j: int
     cells: frozenset
     since: int
+    held: bool = False      # whether the order was kept (``holds``, decided after the run)
 
     def holds(self, steps, hist: dict, floor) -> bool:
         """Whether every schedule runs step ``j`` before step ``n``. Assume one runs ``n`` first: then for each
@@ -152,30 +157,70 @@ class Passed:
         back after ``b`` first did, nor, with a latched wait, any cell after the latch; (3) the other writes
         before ``n`` are in an order every schedule keeps, ``b``'s before the wait's first evaluation (known
         to precede ``floor``: the clock of the latching step, else of ``n`` as far as known). So at each
-        evaluation the cells hold what the probe saw, and the step would block: a contradiction."""
+        evaluation the cells hold what the probe saw, and the step would block: a contradiction. A semaphore
+        Value only counted up and down by one (``counts``) was put back by ``b``'s counts alone: (2) and (3)
+        then ask only that ``b``'s counts before ``j`` precede ``floor``, since counts commute."""
         t, b, j, n = self.t, self.b, self.j, self.n
         for cell in self.cells:
-            changes = hist.get(cell, ())
-            if any(steps[k].thread not in (t, b) for k in changes):
+            writes = hist.get(cell, ())
+            if any(steps[k].thread not in (t, b) for k, _, _ in writes):
                 return False
-            put_back = next((k for k in changes if j <= k < n and steps[k].thread == b), None)
+            counted = all(steps[k].counting for k, _, _ in writes if j <= k < n and steps[k].thread == b) and \
+                counts(steps, writes, n)
+            put_back = next((k for k, _, _ in writes if j <= k < n and steps[k].thread == b), None)
             kept = []
-            for k in changes:
+            for k, _, _ in writes:
                 if k >= n:
                     break
                 x = steps[k]
-                if x.thread == t and (put_back is not None and k > put_back or self.since and x.local > self.since):
+                if x.thread == t and (put_back is not None and k > put_back and not counted
+                                      or self.since and x.local > self.since):
                     return False
                 if x.thread == b and k >= j:
                     continue
                 kept.append(x)
-            for x, y in zip(kept, kept[1:]):
-                if x.thread != y.thread and x.local > y.clock[x.thread]:
-                    return False
+            if not counted:
+                for x, y in zip(kept, kept[1:]):
+                    if x.thread != y.thread and x.local > y.clock[x.thread]:
+                        return False
             last_b = next((x for x in reversed(kept) if x.thread == b), None)
             if last_b is not None and last_b.local > floor[b]:
                 return False
         return True
+
+
+def counts(steps, writes: list, upto: int) -> bool:
+    """Whether the writes ((run step, before, after)) of a semaphore Value before run step ``upto`` end in the
+    same value in every schedule: the writes of other kinds (SEMINIT) come first, from one thread, and precede
+    every count; then one thread counts up and one down (golden COUNTING steps, each a change by one), and no
+    schedule brings a count to a bound: before a count down at least 1 (the counts up that precede it in every
+    schedule, less the counts down of its thread before it), before a count up at most SEM_LIMIT - 1."""
+    if any(before.__class__ is not int or after.__class__ is not int for _, before, after in writes):
+        return False
+    ws = [(steps[k], after - before) for k, before, after in writes if k < upto]
+    if not ws:
+        return True
+    first = next((i for i, (x, _) in enumerate(ws) if x.counting), len(ws))
+    setters, rest = ws[:first], ws[first:]
+    if len({x.thread for x, _ in setters}) > 1 or any(not x.counting for x, _ in rest):
+        return False
+    value = writes[first - 1][2] if first else writes[0][1]
+    last = setters[-1][0] if setters else None
+    ups = [x for x, d in rest if d == 1]
+    downs = [x for x, d in rest if d == -1]
+    if len(ups) + len(downs) != len(rest) or len({x.thread for x in ups}) > 1 or len({x.thread for x in downs}) > 1:
+        return False
+    for x, d in rest:
+        if last is not None and last.thread != x.thread and last.local > x.clock[last.thread]:
+            return False
+        if d == -1:
+            before = value + sum(u.local <= x.clock[u.thread] for u in ups) - sum(g.local < x.local for g in downs)
+            if before < 1:
+                return False
+        elif value + sum(u.local < x.local for u in ups) - sum(g.local <= x.clock[g.thread] for g in downs) \
+                > SEM_LIMIT - 1:
+            return False
+    return True
 
 
 class Prober:
@@ -197,15 +242,16 @@ class Prober:
         self.latched = [0] * 4                             # thread -> the number of its step that latched its gate
         self.found: list[Passed] = []
 
-    def changed(self, n: int, t: int, changed: list, written) -> None:
-        """Run step ``n`` of thread ``t`` set the synchronisation cells ``written`` ((id(container), key)) and
-        changed ``changed`` ((container, key, value before))."""
+    def changed(self, n: int, t: int, sets: list, counting: bool) -> None:
+        """Run step ``n`` of thread ``t`` (``counting``: a COUNTING handler's) set the synchronisation cells
+        ``sets`` ((container, key, value before, value after))."""
+        changed = [c for c in sets if not (c[3] is c[2] or c[3] == c[2])]
         if changed:
-            parts = frozenset(self.rec.where((obj, key))[:2] for obj, key, _ in changed)
-            self.by.setdefault(t, []).append((n, changed, parts))
+            parts = frozenset(self.rec.where((obj, key))[:2] for obj, key, _, _ in changed)
+            self.by.setdefault(t, []).append((n, changed, parts, counting))
             self.at.setdefault(t, []).append(n)
-        for cell in written:
-            self.hist.setdefault(cell, []).append(n)
+        for obj, key, before, after in sets:
+            self.hist.setdefault((id(obj), key), []).append((n, before, after))
 
     def probe(self, t: int, d, index: int, local: int) -> None:
         """Before thread ``t`` runs ``d`` as its step ``local``: for each other thread, a change of it without
@@ -234,10 +280,19 @@ class Prober:
                 continue
 
             def back(x) -> dict:
-                out = {}
-                for _, cells, _ in mine[x:]:
-                    for obj, k, before in cells:
-                        out.setdefault((id(obj), k), (obj, k, before))
+                """The cells b changed from its change x on, with what they held before (a count: less b's)."""
+                out, counted = {}, {}
+                for _, cells, _, counting in mine[x:]:
+                    for obj, k, before, after in cells:
+                        cell = (id(obj), k)
+                        if cell not in out:
+                            out[cell], counted[cell] = (obj, k, before), 0
+                        if counted[cell] is not None:
+                            counted[cell] = counted[cell] + after - before if counting else None
+                for cell, by in counted.items():
+                    if by is not None:
+                        obj, k, _ = out[cell]
+                        out[cell] = (obj, k, value(obj, k) - by)
                 return out
 
             def attempt(x):

@@ -6,7 +6,7 @@ recorder set in ``ACTIVE`` while a step runs (None: they behave as the plain typ
 plain Tensix never holds them, so tracking costs nothing when off). A recorder (``Recorder`` below,
 tensix_diff.happens_before.Recorder) gets in its list ``taken`` the (container, key) of each cell a step
 takes and in ``written`` the (container, key, value before) of each cell about to be set (lists are cheaper
-than calls; the recorder reads them at the end of the step), ``read_array(arr, index)`` and ``touch(arr)`` (about to be written, or a view taken) for an
+than calls; the recorder reads them at the end of the step), ``read_array(arr, index)`` and ``touch(arr, index)`` (about to be written at ``index``, None: anywhere) for an
 array, ``read_l1(l1, addr, n)`` and ``wrote_l1(l1, addr, n, changed, before, after)`` for L1, and ``own``, ``mine``
 and ``whole(lst, i)`` for the entries of a TWhole list (only the race check asks for those). Config words are
 read and set by bits where golden says which it uses or may change (``TList.bits``, ``fields``, ``set_bits``):
@@ -56,7 +56,7 @@ class Recorder:
         self.touched: dict[int, tuple] = {}       # id(array) -> (array, copy before the step)
         self.l1: list = []                        # (L1, addresses changed, before, after)
 
-    def touch(self, arr: "TArray") -> None:
+    def touch(self, arr: "TArray", i=None) -> None:
         if id(arr) not in self.touched:
             self.touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
 
@@ -252,7 +252,7 @@ class TArray(np.ndarray):
     def __setitem__(self, i, v):
         r = ACTIVE
         if r is not None and self.tracked:
-            r.touch(self)
+            r.touch(self, i)
         np.ndarray.__setitem__(self.view(np.ndarray), i, v)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kw):

@@ -31,6 +31,7 @@ BLOCKED_BY = {name: _OVERRIDES.get(name, _UNIT_BLOCKS[ins.unit]) for name, ins i
 
 BH_CONDITIONS = 13                              # C0..C12
 C_SRCA_CLEARED, C_SRCB_CLEARED, C_SRCA_VALID, C_SRCB_VALID = 5, 6, 7, 8
+_BANK_CONDITIONS = sum(1 << c for c in (C_SRCA_CLEARED, C_SRCB_CLEARED, C_SRCA_VALID, C_SRCB_VALID))
 SEM_ZERO, SEM_MAX = 1, 2                        # SEMWAIT condition bits
 SEM_LIMIT = 15                                  # Value and Max are 4 bits
 MUTEXES = (0, 2, 3, 4)
@@ -61,6 +62,8 @@ def _semaphore_waits(m, w: LatchedWait) -> list[str]:
 
 def unmet(m, w: LatchedWait) -> list[str]:
     """Reasons a latched wait still holds (empty when every selected condition is met)."""
+    if not w.condition_mask & _BANK_CONDITIONS:        # no Src bank is read for a wait that names none
+        return _semaphore_waits(m, w)
     out = [why for c, (waiting, why) in _bank_waits(m).items() if w.condition_mask >> c & 1 and waiting]
     return out + _semaphore_waits(m, w)
 
@@ -138,6 +141,11 @@ def semget(m, t, f) -> None:
     """SEMGET.md (WormholeB0): Value -= 1 for each selected semaphore, saturating at 0."""
     for sem in _semaphores(m, "SEMGET", f.sem_sel):
         sem.value = max(sem.value - 1, 0)
+
+
+# Handlers whose one effect is +1 or -1 on the Value of each semaphore they select, saturating at a bound: two
+# such steps commute while neither meets a bound (the race check, tensix_diff.happens_before, relies on it).
+COUNTING = frozenset({sempost, semget})
 
 
 def _mutex(name: str, index: int) -> int:
