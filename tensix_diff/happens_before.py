@@ -401,7 +401,8 @@ class Recorder:
             if src is not None:
                 vc[:] = [max(a, b) for a, b in zip(vc, src.clock)]
             for p in sorted(s.passed, key=lambda p: p.j):
-                p.held = p.holds(self.steps, self.prober.hist, self._clock_of(s.thread, p.since) if p.since else vc)
+                first = p.since + 1 if p.since else s.local      # the wait's first evaluation
+                p.held = p.holds(self.steps, self.prober.hist, vc if first == s.local else self._clock_of(s.thread, first))
                 if p.held:
                     vc[:] = [max(a, b) for a, b in zip(vc, self.steps[p.j].clock)]
             s.clock = tuple(vc)

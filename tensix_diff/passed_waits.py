@@ -156,10 +156,11 @@ class Passed:
         cell the probe read, (1) only ``t`` and ``b`` ever set it; (2) ``t`` sets none of the cells ``b`` put
         back after ``b`` first did, nor, with a latched wait, any cell after the latch; (3) the other writes
         before ``n`` are in an order every schedule keeps, ``b``'s before the wait's first evaluation (known
-        to precede ``floor``: the clock of the latching step, else of ``n`` as far as known). So at each
+        to precede ``floor``: the clock of the step after the latching one, or of ``n`` as far as known). So at each
         evaluation the cells hold what the probe saw, and the step would block: a contradiction. A semaphore
         Value only counted up and down by one (``counts``) was put back by ``b``'s counts alone: (2) and (3)
-        then ask only that ``b``'s counts before ``j`` precede ``floor``, since counts commute."""
+        then ask only that ``b``'s counts before ``j`` precede ``floor``, since counts commute (and its other
+        writes, unless one of them changed the Value: they all come first)."""
         t, b, j, n = self.t, self.b, self.j, self.n
         for cell in self.cells:
             writes = hist.get(cell, ())
@@ -183,7 +184,8 @@ class Passed:
                 for x, y in zip(kept, kept[1:]):
                     if x.thread != y.thread and x.local > y.clock[x.thread]:
                         return False
-            last_b = next((x for x in reversed(kept) if x.thread == b), None)
+            idle = counted and all(before == after for k, before, after in writes if not steps[k].counting)
+            last_b = next((x for x in reversed(kept) if x.thread == b and not (idle and not x.counting)), None)
             if last_b is not None and last_b.local > floor[b]:
                 return False
         return True
@@ -299,34 +301,34 @@ class Prober:
                 return would_block(rec.m, t, d, index, list(back(x).values()), rec.where, rec.gate)
             def keep(x, got) -> None:
                 self.found.append(Passed(n, t, b, at[xs[x]], got[1], self.latched[t] if got[2] else 0))
-            best = len(xs) - 1                # the latest start from which it blocks (more put back: blocks), and
-            got = attempt(xs[best])           # the earliest (an order from it may be what lets the latest hold)
-            if best and (got[0] or not got[1].isdisjoint(back(xs[0]))):
+            best = len(xs) - 1                # the latest start from which it blocks (more put back: blocks)
+            got = attempt(xs[best])
+            if not got[0] and best and not got[1].isdisjoint(back(xs[0])):    # more put back might matter
                 tried = attempt(xs[0])
                 if tried[0]:
-                    keep(0, tried)
-                if tried[0] and not got[0]:
                     lo, hi, got = 0, best, tried
                     while hi - lo > 1:
                         mid = (lo + hi) // 2
                         tried = attempt(xs[mid])
                         if tried[0]:
-                            lo = mid
-                            got = tried
+                            lo, got = mid, tried
                         else:
                             hi = mid
                     best = lo
             if not got[2]:
                 self.read.setdefault((t, d.handler), set()).update(got[3])
-            if got[0]:
-                if best:
-                    keep(best, got)
-                elif not self.found or self.found[-1].j != at[xs[0]]:
-                    keep(0, got)
-            else:
+            if not got[0]:
                 self.futile[key] = now
                 if not got[1]:
                     return          # it read no synchronisation state: no other thread's changes matter
+                continue
+            # the earlier changes of what it read: each order from one may be what lets the next hold
+            for x in range(best):
+                if any((id(obj), k) in got[1] for obj, k, _, _ in mine[xs[x]][1]):
+                    tried = attempt(xs[x])
+                    if tried[0]:
+                        keep(x, tried)
+            keep(best, got)
 
     def after(self, step, t: int, latch_before) -> None:
         """Step ``step`` ran without blocking: keep what its probes found; note a new latch of its Wait Gate."""
