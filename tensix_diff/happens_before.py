@@ -22,8 +22,7 @@ mutex first conflicts through what the sections do.
 from __future__ import annotations
 
 import copy
-import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -33,6 +32,7 @@ from golden.config_words import FULL
 from golden.errors import Blocked, GoldenError
 
 from .passed_waits import COUNTING, Prober, counts, sync
+from .state_parts import DEST as _DEST, OWN, owners as _owners, pages as _pages, rows as _rows
 
 ALL = None                                   # a detail covering the whole part
 _ABSENT = frozenset()                        # no access
@@ -48,70 +48,6 @@ def _overlap(a, b) -> bool:
     if a.__class__ is int:                   # Config bits (word i's at 32 * i)
         return bool(a & b)
     return not a.isdisjoint(b)
-
-
-OWN = frozenset({"rwc", "adc", "gpr", "thread_config", "frontend", "wait_gate"})   # per-thread parts
-_DEST = ("dest",)
-_SCALARS = {int, bool, str, type(None)}
-
-
-def _owners(s) -> dict:
-    """id(instrumented container) -> how its cells map to parts: a part (the container lies in it), a Config
-    state's number (its words), or a dict (field -> part, None: structure only). Parts: Dest (rows), Config
-    words, L1 pages, SrcA / SrcB rows by bank apart from their ownership and pointers, semaphores one by one,
-    the rest whole; a per-thread list (traced whole) -> its entries' parts, by thread."""
-    out: dict = {}
-
-    def under(x, part):
-        if isinstance(x, dict):
-            for v in x.values():
-                under(v, part)
-            return
-        if isinstance(x, np.ndarray):
-            out[id(x)] = part
-        elif isinstance(x, list) or hasattr(x, "__dataclass_fields__"):
-            out[id(x)] = part
-            for v in x if isinstance(x, list) else vars(x).values():
-                if v.__class__ not in _SCALARS:
-                    under(v, part)
-    top: dict = {}
-    for f in dataclasses.fields(s):
-        name, x = f.name, getattr(s, f.name)
-        if name in OWN:
-            out[id(x)] = [(name, i) for i in range(len(x))]
-        elif name == "semaphores":
-            for i, v in enumerate(x):
-                under(v, (name, i))
-        elif name == "config":
-            out.update((id(words), i) for i, words in enumerate(x))
-        elif name in ("srca", "srcb"):
-            out[id(x)] = {k: (name, k) for k in vars(x) if k != "banks"}
-            out[id(x.unpacker_row)] = (name, "unpacker_row")
-            for i, bank in enumerate(x.banks):
-                out[id(bank)] = dict.fromkeys(vars(bank), (name, "bank", i)) | {"rows": (name, "rows", i)}
-                out[id(bank.rows)] = (name, "rows", i)
-        elif name != "l1":
-            top[name] = (name,)
-            under(x, (name,))
-    out[id(s)] = top
-    return out
-
-
-def _rows(i, n: int):
-    """The rows (first index) an index of an array of ``n`` rows takes (None: not known, all of them)."""
-    if i.__class__ is int:
-        return (i % n,) if -n <= i < n else None
-    if i.__class__ is slice:
-        return range(*i.indices(n))
-    if isinstance(i, np.ndarray) and i.dtype.kind in "iu" and i.size and i.min() >= -n and i.max() < n:
-        return (np.unique(i) % n).tolist()
-    if isinstance(i, (np.integer,)):
-        return (int(i) % n,) if -n <= i < n else None
-    return None
-
-
-def _pages(l1, addr: int, n: int) -> range:
-    return range(addr // l1.PAGE, (addr + max(n, 1) - 1) // l1.PAGE + 1)
 
 
 @dataclass(slots=True)
@@ -402,7 +338,8 @@ class Recorder:
                 vc[:] = [max(a, b) for a, b in zip(vc, src.clock)]
             for p in sorted(s.passed, key=lambda p: p.j):
                 first = p.since + 1 if p.since else s.local      # the wait's first evaluation
-                p.held = p.holds(self.steps, self.prober.hist, vc if first == s.local else self._clock_of(s.thread, first))
+                floor = vc if first == s.local else self._clock_of(s.thread, first)
+                p.held = p.holds(self.steps, self.prober.hist, floor)
                 if p.held:
                     vc[:] = [max(a, b) for a, b in zip(vc, self.steps[p.j].clock)]
             s.clock = tuple(vc)
@@ -472,32 +409,3 @@ def _last_conflict(earlier: list[Step], s: Step, k: tuple, known: int, commute: 
         if ew is not _ABSENT and _overlap(ew, sr):
             return e
     return None
-
-
-@dataclass
-class Hold:
-    """A schedule's constraint: thread ``first`` does not run its step ``i`` until thread ``second`` has run
-    ``j`` steps; lifted when nothing else can move (the pair cannot be reversed)."""
-    first: int
-    i: int
-    second: int
-    j: int
-    count: list = field(default_factory=lambda: [0] * 4)
-    lifted: bool = False
-
-    def step(self, m, t: int, d, index: int) -> None:
-        if (not self.lifted and t == self.first and self.count[t] == self.i - 1
-                and self.count[self.second] < self.j):
-            raise Blocked(f"held until thread {self.second} has run {self.j} steps")
-        m.step(t, d, index)
-        self.count[t] += 1
-
-    def stuck(self) -> bool:
-        if self.lifted:
-            return False
-        self.lifted = True
-        return True
-
-    def reversed(self) -> bool:
-        """Whether the pair ran in the held order."""
-        return self.count[self.second] >= self.j and not self.lifted
