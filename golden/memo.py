@@ -4,9 +4,10 @@ under another schedule by the race check, or issued again with the same configur
 ConfigMemo: what an instruction derives from its thread's Config words (checks, formats, strides). A
 derivation is a function of a key (the instruction's fields, say) and of the Config words it reads through
 ``cfg(name)`` (registers.yaml fields, as thread t sees them through CFG_STATE_ID). It is kept in a tree by
-the words it read, in the order it read them: a later call reads the same words one by one down the tree,
-so it reads exactly the words the derivation would read (a recorded run, tensix_diff.happens_before, sees
-the same accesses) and gets the same value, or a fresh copy of the same GoldenError.
+the words it read, in the order it read them: a later call reads the same words one by one down the tree
+and gets the same value, or a fresh copy of the same GoldenError. On a traced state (a recorded run,
+tensix_diff.happens_before) a call reports the bits of the fields its derivation read (kept in its leaf),
+not whole words.
 
 by_value: a pure function of numbers and numpy arrays (a unit's arithmetic on its operands), kept by the
 arrays' dtype, shape and bytes; its results are shared, so arrays among them are made read-only.

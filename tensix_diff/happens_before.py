@@ -2,21 +2,38 @@
 synchronisation orders, and the conflicting pairs nothing orders (race candidates, tensix_diff.race).
 
 Accesses are the cells golden.analysis.traced_state reports (the tracer provenance uses), each coarsened to
-its part (``_owners``): taking a cell reads its whole part; a write is a part whose value the step changed
-(Dest by row, Config by word, L1 by page, SrcA / SrcB rows by bank). A write of the value already there counts
-as a read: it conflicts with every other write of that part. A thread's own parts (its RWCs, ADCs, GPRs,
+its part (tensix_diff.state_parts): taking a cell reads its whole part; a write is a part whose value the step
+changed. A write of the value already there counts as a read: it conflicts with every other write of that
+part. Finer than a part: Dest by row (a read is the rows indexed, a step that indexes no row reads all of
+them; rows set to what they held are read); L1 by page; SrcA / SrcB rows by bank; Config by bits, word i's at
+32 * i: a read is the bits of the fields golden says it uses (golden.config_words, the whole word where it
+does not say), a write the bits the step changed, and the bits it might have changed (RMWCIB: its byte mask;
+WRCFG, a RISC-V store: the word) but left alone are read. A thread's own parts (its RWCs, ADCs, GPRs,
 ThreadConfig, frontend, Wait Gate) are traced whole, their cells unwatched: taken by their thread, read and
 written; taken by another (ADCs, as adc[adc_thread]), read, and written when the step changed them.
 
-Order: each thread's program order, plus one edge per wait that blocked in the run (SEMWAIT, STALLWAIT on
-valid bits, a RISC-V poll, ...) from the step that released it, when that is sound in every schedule: the
-parts that step changed among those the wait read are changed by no thread but the waiter and it. A mutex
-gives no order (ATGETM makes sections exclusive, in either order), so accesses under one mutex stay
+Order: each thread's program order, plus edges a wait gives when they hold in every schedule.
+- A wait that blocked (SEMWAIT, STALLWAIT on valid bits, a RISC-V poll, ...): from the step that released it,
+  when the parts that step changed among those the wait read are changed by no thread but the waiter and it.
+- A wait that passed without blocking (tensix_diff.passed_waits): the step is tried again before it runs
+  with another thread b's latest changes of synchronisation state put back, from its change j on; if it then
+  blocks, it follows j in every schedule provided that, for each cell the try read, only the two threads set
+  it, the waiter set none of what was put back after b did (nor anything after the latch, for a Wait Gate
+  latched earlier), the other writes before it are in an order every schedule keeps, and b's among them
+  precede the wait's first evaluation. Then any schedule running the step before j shows it what the try
+  saw, and it would block there. Earlier changes of what it read are tried too: their orders may be what
+  lets the latest hold.
+- Semaphore counts (golden's COUNTING handlers: SEMPOST, SEMGET, RISC-V posts and gets) commute while no
+  schedule brings the Value to a bound (tensix_diff.passed_waits.counts: one thread counts up, one down,
+  SEMINITs first; before each count down the counts up that precede it in every schedule, less its own
+  thread's counts down, leave at least 1; before each count up at most 14). Two counts of such a semaphore
+  do not conflict, and a try puts back only b's counts of it, so the waiter's own counts may interleave.
+A mutex gives no order (ATGETM makes sections exclusive, in either order), so accesses under one mutex stay
 candidates.
 
 Synchronisation state (semaphores, SrcA / SrcB ownership and bank pointers, mutexes) is not observed; reading
 it only decides when a thread moves, so only two threads writing it conflict (a SEMPOST against another
-thread's SEMGET, the matrix unit handing back a bank the unpacker has not made valid); which thread takes a
+thread's SEMINIT, the matrix unit handing back a bank the unpacker has not made valid); which thread takes a
 mutex first conflicts through what the sections do.
 """
 from __future__ import annotations
@@ -106,6 +123,9 @@ class Recorder:
         self.m, self.state = m, traced_state.instrument(m.s, whole=OWN)
         self.gate = m.s.wait_gate
         self._owner = _owners(m.s)
+        self._dest = {id(m.s.dest.bits), id(m.s.dest.valid)}
+        self._syncs = {p for o in self._owner.values() for p in (o.values() if o.__class__ is dict else (o,))
+                       if sync(p)}
 
     def where(self, cell) -> tuple | None:
         """The part a (container, key) lies in (None: structure)."""
@@ -142,20 +162,19 @@ class Recorder:
         """Array ``arr`` about to be set at index ``i`` (None: anywhere)."""
         if id(arr) not in self._touched:
             self._touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
-        if self._owner[id(arr)] == _DEST and self._set is not ALL:
+        if id(arr) in self._dest and self._set is not ALL:
             rows = None if i is None else _rows(i[0] if i.__class__ is tuple and i else i, len(arr))
             self._set = ALL if rows is None else self._set | frozenset(rows)
 
     def read_array(self, arr, i) -> None:
         if id(arr) not in self._touched:
             self._touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
-        part = self._owner[id(arr)]
-        if part == _DEST and self._reads.get(part, _ABSENT) is not ALL:     # Dest by the rows indexed
+        if id(arr) in self._dest and self._reads.get(_DEST, _ABSENT) is not ALL:     # Dest by the rows indexed
             rows = None if i is None else _rows(i[0] if i.__class__ is tuple and i else i, len(arr))
             if rows is not None:
-                self._add(self._reads, part, rows)
+                self._add(self._reads, _DEST, rows)
                 return
-        self._take(part)
+        self._take(self._owner[id(arr)])
 
     def field(self, lst, i: int, bits: int) -> None:
         self.fields.append((lst, i, bits))
@@ -246,7 +265,7 @@ class Recorder:
                 words[o] = words.get(o, 0) | (may & ~changed) << 32 * key
                 continue
             part = o if o.__class__ is tuple else self._part(o, key)     # setting a cell takes its part
-            if part is not None and sync(part):
+            if part in self._syncs:
                 self._sync.append((obj, key, before, now))
             if part is None or writes.get(part, _ABSENT) is ALL:
                 continue
@@ -274,19 +293,18 @@ class Recorder:
                 writes[part] = ALL
 
     def step(self, t: int, d, index: int) -> None:
-        m = self.m
+        m, prober = self.m, self.prober
         self._handler = d.handler
         latch = list.__getitem__(self.gate, t)
-        self.prober.found = []
-        if t not in self._waited:       # a wait that blocked orders it already (``_release``)
-            self.prober.probe(t, d, index, self.count[t] + 1)
+        if prober.by and t not in self._waited:       # a wait that blocked orders it already (``_release``)
+            prober.probe(t, d, index, self.count[t] + 1, latch)
         self.own = t
         traced_state.ACTIVE = self
         try:
             m.step(t, d, index)
         except Blocked:
             reads, writes = self._finish()
-            self._sync = []
+            self._sync, prober.found = [], []
             parts, _ = self._waited.get(t, (set(), 0))
             self._waited[t] = (parts | reads.keys() | writes.keys(), len(self.steps) - 1)
             raise
@@ -296,7 +314,11 @@ class Recorder:
         finally:
             traced_state.ACTIVE = None
         self._record(t)
-        self.prober.after(self.steps[-1], t, latch)
+        now = list.__getitem__(self.gate, t)
+        if now is not latch and now is not None:
+            prober.latched[t] = self.count[t]
+        if prober.found:
+            prober.keep(self.steps[-1], t)
 
     def _record(self, t: int) -> None:
         reads, writes = self._finish()

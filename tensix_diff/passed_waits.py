@@ -17,7 +17,7 @@ from golden.analysis import traced_state
 from golden.analysis.traced_state import poke, value
 from golden.errors import Blocked
 from golden.riscv import COUNTING as _RISCV_COUNTING
-from golden.sync.sync import COUNTING as _SYNC_COUNTING, SEM_LIMIT
+from golden.sync.sync import COUNTING as _SYNC_COUNTING, SEM_LIMIT, holds_back
 
 COUNTING = _SYNC_COUNTING | _RISCV_COUNTING      # handlers that only count semaphores up or down by one
 
@@ -255,14 +255,12 @@ class Prober:
         for obj, key, before, after in sets:
             self.hist.setdefault((id(obj), key), []).append((n, before, after))
 
-    def probe(self, t: int, d, index: int, local: int) -> None:
-        """Before thread ``t`` runs ``d`` as its step ``local``: for each other thread, a change of it without
-        which the step blocks."""
-        self.found = []
-        if not self.by:
-            return
+    def probe(self, t: int, d, index: int, local: int, latch) -> None:
+        """Before thread ``t`` runs ``d`` as its step ``local`` (``latch``: its Wait Gate's): for each other
+        thread, a change of it without which the step blocks."""
         rec = self.rec
-        latch = list.__getitem__(rec.gate, t)
+        if latch is not None and (d.ins is None or not holds_back(latch, d.ins.name)):
+            latch = None            # a latch that cannot hold this step back: its handler's own waits alone
         wants = None if latch is not None else self.read.get((t, d.handler))     # None: any part
         if wants is not None and not wants:
             return                  # its handler has read no synchronisation state
@@ -330,13 +328,9 @@ class Prober:
                         keep(x, tried)
             keep(best, got)
 
-    def after(self, step, t: int, latch_before) -> None:
-        """Step ``step`` ran without blocking: keep what its probes found; note a new latch of its Wait Gate."""
-        now = list.__getitem__(self.rec.gate, t)
-        if now is not None and now is not latch_before:
-            self.latched[t] = step.local
-        if self.found:
-            step.passed = tuple(self.found)
-            for p in self.found:
-                self.covered[t, p.b] = p.j
-            self.found = []
+    def keep(self, step, t: int) -> None:
+        """Step ``step`` of thread ``t`` ran without blocking: keep what its probes found."""
+        step.passed = tuple(self.found)
+        for p in self.found:
+            self.covered[t, p.b] = p.j
+        self.found = []

@@ -61,7 +61,7 @@ def rows(i, n: int):
     if i.__class__ is slice:
         return range(*i.indices(n))
     if isinstance(i, np.ndarray) and i.dtype.kind in "iu" and i.size and i.min() >= -n and i.max() < n:
-        return (np.unique(i) % n).tolist()
+        return {r % n for r in i.ravel().tolist()}
     if isinstance(i, (np.integer,)):
         return (int(i) % n,) if -n <= i < n else None
     return None

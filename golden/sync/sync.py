@@ -68,6 +68,16 @@ def unmet(m, w: LatchedWait) -> list[str]:
     return out + _semaphore_waits(m, w)
 
 
+def holds_back(w: LatchedWait, name: str) -> bool:
+    """Whether latched wait ``w``, while unmet, holds instruction ``name`` back: its block mask covers the
+    instruction, and it waits on state that can leave it unmet (Src banks, semaphores; the pipeline-busy
+    conditions always hold here)."""
+    if not (w.condition_mask & _BANK_CONDITIONS or w.semaphore_mask):
+        return False
+    blocks = BLOCKED_BY[name]
+    return w.block_mask == ALL_BLOCKS if blocks == 0 else bool(blocks and blocks & w.block_mask)
+
+
 @pre_issue
 def wait_gate(m, t, d) -> None:
     """Wait Gate: forget a satisfied latch; hold an instruction the latched block mask covers."""
@@ -78,9 +88,7 @@ def wait_gate(m, t, d) -> None:
     if not reasons:
         m.s.wait_gate[t] = None
         return
-    blocks = BLOCKED_BY[d.ins.name]
-    held = w.block_mask == ALL_BLOCKS if blocks == 0 else bool(blocks and blocks & w.block_mask)
-    if held:
+    if holds_back(w, d.ins.name):
         raise Blocked(f"latched wait (block mask {w.block_mask:#x}): " + ", ".join(reasons))
 
 
