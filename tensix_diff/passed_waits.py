@@ -67,10 +67,21 @@ class _Probe:
         raise _Passes
 
 
-class _Taken(list):
+class _Report(list):
+    """A list the tracer appends cells (or lists) to, each checked by ``append`` as it comes."""
+
     def __init__(self, probe: _Probe):
         super().__init__()
         self.probe = probe
+
+    def __iadd__(self, items):
+        for x in items:
+            self.append(x)
+        return self
+
+
+class _Taken(_Report):
+    """The cells taken: synchronisation state and structure only (kept), else the step is past its waits."""
 
     def append(self, cell) -> None:
         part = self.probe.where(cell)
@@ -80,11 +91,6 @@ class _Taken(list):
             raise _Passes
         self.probe.cells.add((id(cell[0]), cell[1]))
         self.probe.parts.add(part[:2])
-
-    def __iadd__(self, cells):
-        for cell in cells:
-            self.append(cell)
-        return self
 
 
 class _Stop(list):
@@ -99,12 +105,8 @@ class _Stop(list):
         return self
 
 
-class _Mine(list):
+class _Mine(_Report):
     """The thread's own per-thread lists taken: its Wait Gate alone."""
-
-    def __init__(self, probe: _Probe):
-        super().__init__()
-        self.probe = probe
 
     def append(self, lst) -> None:
         if lst is not self.probe.gate:
