@@ -206,7 +206,9 @@ class Recorder:
             self.mine = []
         if self.taken or self.written or self.fields:
             self._cells(reads, writes)
-            self.taken, self.written, self.fields = [], [], []
+            self.taken, self.written = [], []
+            if self.fields:
+                self.fields = []
         if self._touched:
             self._arrays(writes)
             self._touched = {}
@@ -273,7 +275,8 @@ class Recorder:
                 self._take(part)
             if not (now is before or now == before):
                 writes[part] = ALL
-        self._may = {}
+        if self._may:
+            self._may = {}
         for i, bits in words.items():
             reads["config", i] = bits
 
@@ -294,7 +297,6 @@ class Recorder:
 
     def step(self, t: int, d, index: int) -> None:
         m, prober = self.m, self.prober
-        self._handler = d.handler
         latch = list.__getitem__(self.gate, t)
         if prober.by and t not in self._waited:       # a wait that blocked orders it already (``_release``)
             prober.probe(t, d, index, self.count[t] + 1, latch)
@@ -309,21 +311,22 @@ class Recorder:
             self._waited[t] = (parts | reads.keys() | writes.keys(), len(self.steps) - 1)
             raise
         except GoldenError:
-            self._record(t)
+            self._record(t, d.handler)
             raise
         finally:
             traced_state.ACTIVE = None
-        self._record(t)
+        self._record(t, d.handler)
         now = list.__getitem__(self.gate, t)
         if now is not latch and now is not None:
             prober.latched[t] = self.count[t]
         if prober.found:
             prober.keep(self.steps[-1], t)
 
-    def _record(self, t: int) -> None:
+    def _record(self, t: int, handler) -> None:
         reads, writes = self._finish()
-        counting = self._handler in COUNTING
-        if self._sync:
+        counting = False
+        if self._sync:      # (a count always sets a semaphore)
+            counting = handler in COUNTING
             self.prober.changed(len(self.steps), t, self._sync, counting)
             self._sync = []
         self.count[t] += 1
@@ -334,7 +337,8 @@ class Recorder:
             held = t in self.state.mutex.values()
             self._section[t] = (self._section.get(t) or self.count[t]) if held else 0
         step.section = self._section.get(t, 0)
-        step.counting = counting
+        if counting:
+            step.counting = True
         self.steps.append(step)
 
     # --- after the run ---
