@@ -1,6 +1,8 @@
 """Which part of golden's state each traced cell lies in, for the race check (tensix_diff.happens_before): Dest
 by row, Config by state (its words by bits), L1 by 4 KiB page, SrcA / SrcB rows by bank and their ownership
-and pointers field by field, semaphores one by one, a thread's own registers by thread, the rest whole."""
+and pointers field by field, semaphores one by one, a thread's own registers by thread, the rest whole. Dest
+is read and set by the rows its arrays are indexed with: golden reaches Dest's cells only by indexing them
+(golden.dest_view, golden/matrix/dest.py), so a step that takes Dest without indexing it reads all of it."""
 from __future__ import annotations
 
 import dataclasses
@@ -15,8 +17,8 @@ _SCALARS = {int, bool, str, type(None)}
 def owners(s) -> dict:
     """id(instrumented container) -> how its cells map to parts: a part (the container lies in it), a Config
     state's number (its words), or a dict (field -> part, None: structure only). Parts: Dest (rows), Config
-    words, L1 pages, SrcA / SrcB rows by bank apart from their ownership and pointers, semaphores one by one,
-    the rest whole; a per-thread list (traced whole) -> its entries' parts, by thread."""
+    words, L1 pages, SrcA / SrcB rows by bank and each of their ownership and pointer fields, semaphores one
+    by one, the rest whole; a per-thread list (traced whole) -> its entries' parts, by thread."""
     out: dict = {}
 
     def under(x, part):
