@@ -167,7 +167,7 @@ class TensixDiffPlugin:
         except StoreError as e:
             pytest.fail(str(e), pytrace=False)
         verdict = assess(case, expected, actual, ("golden", self.backend_name), self.backend_name)
-        self.note(case, verdict, where, actual.provenance.get("device") if self.backend_name == "replay" else None)
+        self.note(case, verdict, where, actual.provenance.get("device") if self.backend_name == "replay" else None, h)
         if verdict.outcome == KNOWN:   # configs/known_divergences.yaml explains every difference
             pytest.xfail(KNOWN_PREFIX + verdict.message)
         if verdict.outcome == DIVERGED:
@@ -180,9 +180,11 @@ class TensixDiffPlugin:
                         " --strict-recordings)", pytrace=False)
         return verdict
 
-    def note(self, case: Case, verdict: Verdict, where: str | None = None, device: str | None = None) -> None:
-        """Count an assessed verdict in the closing summary (also used by tests that judge many cases)."""
-        h = case_hash(case)
+    def note(self, case: Case, verdict: Verdict, where: str | None = None, device: str | None = None,
+             h: str | None = None) -> None:
+        """Count an assessed verdict in the closing summary (also used by tests that judge many cases); ``h``:
+        the case's hash where the caller has it (a replayed Result's provenance "recording")."""
+        h = h or case_hash(case)
         self.outcomes[h] = verdict.outcome
         self.used_known.update(verdict.known)
         if device is not None and verdict.outcome not in ("missing", "stale"):

@@ -6,14 +6,19 @@ and decoded afresh) (issue 25, target >= 200k instructions/s; parsing included),
 (what every run pays: interpreter, imports, the dump), a bare interpreter and `import numpy`.
 The command timed is the installed console script (cli_timing.command), this tree's packages first on its path.
 Wall time is best of 3 runs; CPU time (the whole process's user + system) least of 5, with the machine's load.
+With --valgrind, each command is also run once under valgrind's cachegrind, which counts the instructions the
+whole process executes: a figure the machine's load does not move, for comparing two trees.
 
-    python benchmarks/decode_speed.py
+    python benchmarks/decode_speed.py [--valgrind]
 """
 from __future__ import annotations
 
 import gc
 import os
 import random
+import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -62,7 +67,7 @@ def main() -> None:
     every = ["name: big-distinct", "threads:", "  0:"] + [f"    - .word {w:#010x}" for w in distinct]
     in_process("\n".join(every) + "\n")
     cli_rates([("one instruction", one_word(distinct[0])), ("instruction text", text), ("raw .word lines", raw),
-               ("raw .word lines, every word distinct", every)])
+               ("raw .word lines, every word distinct", every)], valgrind="--valgrind" in sys.argv[1:])
     print(load_note())
 
 
@@ -100,7 +105,7 @@ def in_process(body: str, runs: int = 5) -> None:
           + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in best.items()))
 
 
-def cli_rates(cases: list[tuple[str, list[str]]], runs: int = 5) -> None:
+def cli_rates(cases: list[tuple[str, list[str]]], runs: int = 5, valgrind: bool = False) -> None:
     """Each case through the installed console script, as a user runs it, with this tree's packages first on
     PYTHONPATH: wall time best of 3, CPU time (the whole process: interpreter start, imports, parsing, the run,
     the dump, exit) least of ``runs``; a bare interpreter and ``import numpy`` beside them (what any run pays)."""
@@ -114,6 +119,9 @@ def cli_rates(cases: list[tuple[str, list[str]]], runs: int = 5) -> None:
                       ("python -c 'import numpy'", [sys.executable, "-c", "import numpy"])):
         cpu = min(timed(cmd, {**env, "OPENBLAS_NUM_THREADS": "1"})[1] for _ in range(runs))
         print(f"{what}: {cpu:.3f} CPU-s (OPENBLAS_NUM_THREADS=1, as the command sets it)")
+        if valgrind:
+            print(f"{what} under valgrind: {instructions(cmd, {**env, 'OPENBLAS_NUM_THREADS': '1'}) / 1e6:.0f}M "
+                  "instructions")
     with tempfile.TemporaryDirectory() as d:
         for what, lines in cases:
             n = sum(line.startswith("    - ") for line in lines)
@@ -123,6 +131,8 @@ def cli_rates(cases: list[tuple[str, list[str]]], runs: int = 5) -> None:
                    "--dump", str(Path(d) / "out.json"), "-q"]
             best = min(walls(cmd, 3, env))     # after an untimed run that writes the bytecode
             cpu = min(timed(cmd, env)[1] for _ in range(runs))
+            if valgrind:
+                print(f"{what} through the CLI under valgrind: {instructions(cmd, env) / 1e6:.0f}M instructions")
             if n == 1:      # what every case pays: interpreter, imports, one golden run and the dump
                 print(f"a 1-instruction case through the CLI (start-up and dump): {cpu:.3f} CPU-s, {best:.3f} s wall")
                 continue
@@ -130,6 +140,19 @@ def cli_rates(cases: list[tuple[str, list[str]]], runs: int = 5) -> None:
             print(f"{n}-instruction case as {what} through the CLI: {cpu:.3f} CPU-s, {n / cpu / 1e3:.0f}k "
                   f"instructions per CPU-s; {best:.3f} s wall, {n / best / 1e3:.0f}k instructions/s "
                   f"(target 200k: {met})")
+
+
+def instructions(cmd: list[str], env: dict[str, str]) -> int:
+    """The instructions the whole process of ``cmd`` executes (valgrind's cachegrind, its I refs); a script is run
+    by the interpreter its #! line names."""
+    if shutil.which("valgrind") is None:
+        sys.exit("--valgrind: valgrind is not installed")
+    with open(cmd[0], "rb") as f:
+        first = f.readline()
+    run = [first[2:].decode().strip()] + cmd if first.startswith(b"#!") else cmd
+    out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"] + run,
+                         env=env, capture_output=True, text=True).stderr
+    return int(re.search(r"I\s+refs:\s+([\d,]+)", out)[1].replace(",", ""))
 
 
 def distinct_words(rng: random.Random, n: int) -> list[int]:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import gc
-import itertools
 from collections import namedtuple
 from functools import cache
 from itertools import repeat
@@ -12,7 +11,7 @@ import numpy as np
 
 from . import isa
 from .errors import GoldenError, NotModelled
-from .handlers import FRONTEND, PRE_ISSUE, load_all, stage_engaged
+from .handlers import FRONTEND, PRE_ISSUE, handler_of, stage_engaged
 from .registers import RegField, fields, thread_config_field
 from .riscv import interleave as with_actions
 from .schedule import SEQUENTIAL, Schedule, interleave
@@ -48,7 +47,7 @@ def _kind(op: int) -> _Kind | None:
     k = _KINDS.get(op)
     if k is None and (ins := isa.by_opcode().get(op)) is not None:
         k = _KINDS[op] = _Kind(ins, 0xFFFFFF & ~ins.payload_mask, namedtuple(ins.name, [f.name for f in ins.fields]),
-                               tuple((f.lo, (1 << f.width) - 1) for f in ins.fields), load_all().get(ins.name))
+                               tuple((f.lo, (1 << f.width) - 1) for f in ins.fields), handler_of(ins.name, ins.unit))
     return k
 
 
@@ -82,47 +81,55 @@ def decode(word: int) -> Decoded:
 def decode_program(words: Sequence[int]) -> list[Decoded]:
     """``[decode(w) for w in words]``; a long program with words not seen before is decoded all at once."""
     if len(words) < _BULK or words[0] in _decode_cache:     # a long program whose first word is new: decoded at once
-        out = list(map(_decode_cache.get, words))
-        if None not in out:
-            return out
-    new = _decode_many(list(dict.fromkeys(words))) if len(words) >= _BULK else None
-    if new is None:                 # short, or a word does not decode: word by word, the first bad one named
+        try:
+            return list(map(_decode_cache.__getitem__, words))
+        except KeyError:            # a word not decoded before (no scan of the list for a miss)
+            pass
+    out = _decode_many(words) if len(words) >= _BULK else None
+    if out is None:                 # short, or a word does not decode: word by word, the first bad one named
         return [decode(w) for w in words]
-    room = _CACHED - len(_decode_cache)
-    if room > 0:
-        _decode_cache.update(new if len(new) <= room else itertools.islice(new.items(), room))
-    return list(map(new.__getitem__, words))
+    return out
 
 
-def _decode_many(words: list[int]) -> dict[int, Decoded] | None:
-    """word -> Decoded for distinct words, grouped by opcode, each field one numpy shift and mask over its
-    group; None when a word is not a Python int that decodes (decode then names the first such word)."""
-    if set(map(type, words)) != {int} or min(words) < 0 or max(words) > 0xFFFFFFFF:
+def _decode_many(words: Sequence[int]) -> list[Decoded] | None:
+    """``[decode(w) for w in words]`` made once per distinct word, grouped by opcode (the words sorted), each
+    field one numpy shift and mask over its group, and kept in the cache while it has room; None when a word
+    is not a Python int that decodes (decode then names the first such word)."""
+    if set(map(type, words)) != {int}:
         return None
-    arr = np.array(words, dtype=np.int64)
-    ops = arr >> 24
+    try:
+        arr = np.array(words, dtype=np.int64)
+    except OverflowError:
+        return None
+    if arr.min() < 0 or arr.max() > 0xFFFFFFFF:
+        return None
+    distinct, where = np.unique(arr, return_inverse=True)
+    ops = distinct >> 24
     known, stray = opcode_checks()
-    if not known[ops].all() or (arr & stray[ops]).any():
+    if not known[ops].all() or (distinct & stray[ops]).any():
         return None
-    order = np.argsort(ops, kind="stable")
-    arr, ops = arr[order], ops[order]
-    out: dict[int, Decoded] = {}
+    out: list[Decoded] = []
+    keys: list[int] = []
     new = tuple.__new__
     collecting = gc.isenabled()
     gc.disable()            # tuples of ints and shared references: the collector would walk them again and again
     try:
-        for group in np.split(arr, np.flatnonzero(np.diff(ops)) + 1):
+        for group in np.split(distinct, np.flatnonzero(np.diff(ops)) + 1):
             k = _kind(int(group[0]) >> 24)
             ws = group.tolist()
+            keys += ws
             if k.spans:
                 records = map(new, repeat(k.record), zip(*[((group >> lo) & mask).tolist() for lo, mask in k.spans]))
             else:
                 records = repeat(k.record())
-            out.update(zip(ws, map(new, repeat(Decoded), zip(ws, repeat(k.ins), records, repeat(k.handler)))))
+            out += map(new, repeat(Decoded), zip(ws, repeat(k.ins), records, repeat(k.handler)))
+        room = _CACHED - len(_decode_cache)
+        if room > 0:
+            _decode_cache.update(zip(keys[:room], out))
+        return np.fromiter(out, dtype=object, count=len(out))[where].tolist()
     finally:
         if collecting:
             gc.enable()
-    return out
 
 
 _CONFIG_FIELDS = fields("config")                  # name -> RegField, looked up on every m.cfg / m.tcfg

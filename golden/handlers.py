@@ -1,8 +1,9 @@
 """Instruction semantics: one small function per instruction, registered against the ISA table.
 
 Every module of the unit packages named in ``UNITS`` is imported by ``load_all``; a module registers its
-functions with ``@semantics("MNEMONIC")``. A function takes ``(m, t, f)``: the machine, the issuing thread,
-and the decoded fields as attributes (``f.bitmask``).
+functions with ``@semantics("MNEMONIC")``; decoding imports only the packages that may hold an instruction's
+handler (``handler_of``: its ISA unit's packages in ``UNIT_PACKAGES``, and ``ALWAYS``). A function takes
+``(m, t, f)``: the machine, the issuing thread, and the decoded fields as attributes (``f.bitmask``).
 """
 from __future__ import annotations
 
@@ -16,11 +17,17 @@ Handler = Callable[..., None]
 # The packages holding the handlers, one per ISA unit (isa.yaml's unit; frontend: MOP and REPLAY; thcon: THCON,
 # TDMA): the one place golden's core names its units; load_all imports them by name, the core has no import of one.
 UNITS = ("config", "frontend", "matrix", "pack", "sfpu", "sync", "thcon", "unpack")
+# The packages that may hold the handler of an instruction, by its ISA unit (isa.yaml); a unit not named here
+# loads every package. ALWAYS: the packages registering the checks and stages every stream passes through
+# (PRE_ISSUE, FRONTEND), loaded with any other (tests/golden/test_handler_table.py holds both to the handlers).
+UNIT_PACKAGES = {"CFG": ("config",), "MATH": ("matrix",), "PACK": ("pack",), "SFPU": ("sfpu",), "SYNC": (),
+                 "NONE": (), "TDMA": ("thcon", "matrix"), "THCON": ("thcon",), "UNPACK": ("unpack", "matrix")}
+ALWAYS = ("sync", "frontend")
 HANDLERS: dict[str, Handler] = {}
 PRE_ISSUE: list[Handler] = []   # checks run before every instruction passes its thread's Wait Gate
 FRONTEND: list[Handler] = []    # frontend expanders (MOP, replay), applied to each thread's stream in order
 STAGE_ENGAGED: dict[Handler, Handler] = {}   # stage -> engaged(m, t, program, actions): could it change that stream
-_loaded = False
+_loaded: set[str] = set()      # the packages of UNITS whose modules are imported
 
 
 def semantics(name: str) -> Callable[[Handler], Handler]:
@@ -66,15 +73,26 @@ def stage_engaged(m, t: int, stage: Handler, program, actions) -> bool:
     return engaged is None or engaged(m, t, program, actions)
 
 
-def load_all() -> dict[str, Handler]:
-    global _loaded
-    if not _loaded:
-        for unit in UNITS:
+def _load(units) -> None:
+    for unit in units:
+        if unit not in _loaded:
             package = importlib.import_module(f"{__package__}.{unit}")
             for mod in pkgutil.iter_modules(package.__path__):
                 importlib.import_module(f"{package.__name__}.{mod.name}")
-        _loaded = True
+            _loaded.add(unit)
+
+
+def load_all() -> dict[str, Handler]:
+    _load(UNITS)
     return HANDLERS
+
+
+def handler_of(name: str, unit: str) -> Handler | None:
+    """The handler of instruction ``name`` of ISA unit ``unit`` (None: not modelled), importing only the packages
+    that may hold it (a command running a few units' instructions imports no other unit's modules)."""
+    _load(ALWAYS)
+    _load(UNIT_PACKAGES.get(unit, UNITS))
+    return HANDLERS.get(name)
 
 
 def handler_table() -> list[tuple[str, str, str]]:

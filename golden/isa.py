@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from . import yaml_tables
 
@@ -20,8 +21,8 @@ class IsaError(ValueError):
     """A user's word or text does not fit the ISA table (one clear line)."""
 
 
-@dataclass(frozen=True)
-class Field:
+class Field(NamedTuple):
+    """One field of an instruction: bits hi..lo of the word (a tuple: hundreds are made at every start)."""
     name: str
     hi: int
     lo: int
@@ -40,6 +41,7 @@ class Field:
 
 @dataclass(frozen=True)
 class Instruction:
+    """One instruction of isa.yaml: mnemonic, opcode, unit, golden's status, fields and ttsim's view of it."""
     name: str
     opcode: int
     unit: str

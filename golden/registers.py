@@ -1,9 +1,9 @@
 """Named fields of Config and ThreadConfig registers (registers.yaml, Blackhole cfg_defines facts)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 from . import yaml_tables
 
@@ -13,18 +13,15 @@ CONFIG_WORDS = 224        # CFG_STATE_SIZE (56) x 4 ADDR32 words per config stat
 CONFIG_STATES = 2
 
 
-@dataclass(frozen=True)
-class RegField:
+class RegField(NamedTuple):
+    """One named field of a register word: its ADDR32 index, shift and size (a tuple: made in their hundreds at
+    every start, where a frozen dataclass cost twice as much)."""
     name: str
     index: int   # ADDR32 index
     shift: int
     size: int
-    low_mask: int = field(init=False, repr=False, compare=False)   # (1 << size) - 1, kept: get() is hot
-    mask: int = field(init=False, repr=False, compare=False)       # the field's bits in its word, kept too
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "low_mask", (1 << self.size) - 1)
-        object.__setattr__(self, "mask", self.low_mask << self.shift)
+    low_mask: int    # (1 << size) - 1, kept: get() is hot
+    mask: int        # the field's bits in its word, kept too (readers name them, golden.config_words)
 
     def get(self, word: int) -> int:
         return (word >> self.shift) & self.low_mask
@@ -39,7 +36,7 @@ def _load() -> dict[str, dict[str, RegField]]:
     out: dict[str, dict[str, RegField]] = {}
     for space in ("config", "thread_config"):
         out[space] = {
-            name: RegField(name, int(idx), shift, size)
+            name: RegField(name, int(idx), shift, size, (1 << size) - 1, ((1 << size) - 1) << shift)
             for idx, fields in raw[space].items()
             for name, (shift, size) in fields.items()
         }

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import itertools
 import random
-from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, NamedTuple, Sequence
 
 from .errors import Blocked, Hang
 
 
-@dataclass(frozen=True)
-class Schedule:
+class Schedule(NamedTuple):
     """``order``: the thread priority; ``quantum``: instructions a thread issues before the next one gets
     a turn (0: until it finishes or blocks, the sequential schedule); ``seed``: random order and quanta
-    (1..8) at every turn instead."""
+    (1..8) at every turn instead. (A tuple: every golden run imports it, and a tuple class costs less to make
+    than a frozen dataclass.)"""
     name: str
     order: tuple[int, ...] = (0, 1, 2)
     quantum: int = 0
@@ -30,6 +29,7 @@ class Schedule:
 
 
 SEQUENTIAL = Schedule("sequential")
+_UNBOUNDED = 1 << 62        # a quantum of 0: the thread runs until it finishes or blocks
 ROUND_ROBIN = Schedule("round-robin 0-1-2", (0, 1, 2), 1)
 
 
@@ -51,7 +51,7 @@ def interleave(streams: dict[int, Iterator[tuple[int, object]]], schedule: Sched
     order = [t for t in schedule.order if t in streams]
     if len(order) != len(streams):
         order += sorted(t for t in streams if t not in schedule.order)
-    full = schedule.quantum or 1 << 62
+    full = schedule.quantum or _UNBOUNDED
     while streams:
         turn = order
         if rng is not None:
@@ -64,21 +64,20 @@ def interleave(streams: dict[int, Iterator[tuple[int, object]]], schedule: Sched
                 continue
             item = pending.pop(t, None) if pending else None
             left = rng.randint(1, 8) if rng is not None else full
-            while left:
-                if item is None:
-                    item = next(items, None)
-                    if item is None:
-                        del streams[t]
-                        break
+            turn_items = items if item is None else itertools.chain((item,), items)      # the blocked one first
+            issued = 0
+            for index, d in turn_items if left == _UNBOUNDED else itertools.islice(turn_items, left):
                 try:
-                    step(t, item[1], item[0])
+                    step(t, d, index)
                 except Blocked as b:
-                    pending[t] = item
-                    blocked[t] = (item, b.reason)      # the text only when it hangs
+                    pending[t] = (index, d)
+                    blocked[t] = ((index, d), b.reason)      # the text only when it hangs
                     break
-                item = None
-                progressed = True
-                left -= 1
+                issued += 1
+            else:
+                if issued < left:           # the stream ended
+                    del streams[t]
+            progressed = progressed or issued > 0
         if streams and not progressed and not (stuck is not None and stuck()):
             raise Hang("no thread can proceed: " + "; ".join(
                 f"thread {t} instruction {i} ({d.text}) waits: {why}" for t, ((i, d), why) in blocked.items()))

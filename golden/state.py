@@ -47,6 +47,7 @@ class Rwc:
 
 @dataclass
 class AdcChannel:
+    """One channel of an address counter unit (ADCs.md): X, Y, Z, W and their carriage-return copies."""
     x: int = 0
     x_cr: int = 0
     y: int = 0
@@ -76,6 +77,7 @@ UNPACKERS = "unpackers"
 
 @dataclass
 class SrcBank:
+    """One bank of SrcA or SrcB (SrcASrcB.md): its rows, the client allowed to write it, its implied format."""
     rows: np.ndarray = field(default_factory=lambda: np.zeros((SRC_ROWS, COLS), dtype=np.uint32))  # 19-bit cells
     allowed_client: str = UNPACKERS
     implied_format: int | None = None  # Blackhole implied data format (blackhole-deltas #17)
@@ -92,6 +94,7 @@ class SrcFile:
 
 @dataclass
 class Semaphore:
+    """One of the Sync Unit's semaphores: its value and the maximum SEMINIT gave it."""
     value: int = 0
     max: int = 0
 

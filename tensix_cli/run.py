@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hwbridge.registry import BACKENDS, judge_cases, judged_hangs_last, run_case, run_cases, run_last_line
 from tensix_diff.case import Case, load_each
-from tensix_diff.compare import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
+from tensix_diff.verdict import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict
 from tensix_diff.result import DEVICE_ERROR, MISSING, OK, STALE, Result, dump_form
 
 from .backends import open_backend
@@ -85,8 +85,8 @@ def write_dump(path: str, state: dict) -> None:
     """The contract's state dump as JSON, one Dest row per line."""
     parts = []
     for key, value in dump_form(state).items():
-        if key == "dest":
-            rows = ",\n  ".join(json.dumps(list(r)) for r in value)
+        if key == "dest":       # its rows are lists of ints: a line break after each "]," of the whole list's JSON
+            rows = json.dumps(value)[1:-1].replace("], [", "],\n  [")
             parts.append(f'"dest": [\n  {rows}]')
         else:
             parts.append(f"{json.dumps(key)}: {json.dumps(value, separators=(',', ':'))}")

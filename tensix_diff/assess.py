@@ -52,8 +52,10 @@ def _mtime(p: Path) -> float:
         return -1.0
 
 
-def registry() -> tuple[KnownEntry, ...]:
-    p = known_file()
+def registry(path: str | Path | None = None) -> tuple[KnownEntry, ...]:
+    """The known-divergence registry at ``path`` (default: tensix_diff.known.known_file()), read again only
+    when the file changes."""
+    p = Path(path) if path is not None else known_file()
     return _cached_known(str(p), _mtime(p))
 
 

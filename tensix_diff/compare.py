@@ -13,7 +13,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .result import DEVICE_ERROR, GOLDEN_ERRORS, MISSING, OK, STALE, TAINTED, Result, plain
+from .result import DEVICE_ERROR, GOLDEN_ERRORS, MISSING, STALE, TAINTED, Result, plain
+from .verdict import DEVICE_FAILED, DIVERGED, KNOWN, MATCHED, UNCOMPARED, Verdict  # noqa: F401 (re-exported)
 
 REGIONS = ("dest", "dest_valid", "rwc", "adc", "gpr", "l1", "config")
 
@@ -293,37 +294,7 @@ def compare(expected_state: dict, actual_state: dict, names: tuple[str, str] = (
     return w.c
 
 
-# --- Results: statuses first, then states ---------------------------------------------------------
-
-MATCHED, DIVERGED, UNCOMPARED, DEVICE_FAILED = "matched", "diverged", "uncompared", "device-failed"
-KNOWN = "known"   # diverged, and every difference is explained by the known-divergence registry
-
-
-@dataclass
-class Verdict:
-    outcome: str                        # matched | diverged | known | missing | stale | uncompared | device-failed
-    message: str
-    comparison: Comparison | None = None
-    statuses: tuple[str, str] = (OK, OK)
-    why: str = ""                       # uncompared: the short reason the run's summary counts by
-    known: tuple[str, ...] = ()         # ids of the registry entries that explained differences
-    effects: int | None = None          # instructions whose effect reached compared state (when counted)
-
-    @property
-    def matched(self) -> bool:
-        return self.outcome == MATCHED
-
-    def signature(self) -> tuple:
-        """What differs: state regions/fields, or the pair of statuses when they disagree."""
-        if self.comparison is not None:
-            return self.comparison.signature()
-        return (("status",) + self.statuses,)
-
-    def report(self, limit: int = 20, unobserved: bool = True) -> str:
-        if self.comparison is not None and self.outcome in (MATCHED, DIVERGED, KNOWN):
-            return self.comparison.report(limit, unobserved)
-        return self.message
-
+# --- Judging two Results (the outcomes and Verdict: tensix_diff.verdict) ---------------------------------
 
 def side_name(result: Result, backend: str) -> str:
     """What a side is: the device its result names (``golden``, ``ttsim 1.10.0``, a card), else the backend."""

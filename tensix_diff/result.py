@@ -21,6 +21,7 @@ STALE = "stale"                        # replay: the recording belongs to anothe
 
 @dataclass(eq=False)
 class Result:
+    """What a backend returns for a case: status, observed state (the dump's shape), message, provenance."""
     status: str
     state: dict | None = None          # contract dump shape; keys a backend cannot observe are absent
     message: str = ""

@@ -17,6 +17,7 @@ from golden.state import TensixState
 from tensix_diff.result import Result
 from tensix_diff.golden_run import apply_init
 from tensix_diff.case import Case
+from tensix_diff.assess import registry
 from tensix_diff.compare import DIVERGED, KNOWN, MATCHED, Comparison, Verdict, judge
 from tensix_diff.known import KnownEntry, load_known
 
@@ -276,5 +277,5 @@ def stale_known(case: Case, verdict: Verdict, backend: str | None = None,
                 known_path: str | Path | None = None) -> list[str]:
     """Known entries naming this case whose divergence it no longer shows, as report lines (only when the
     case was compared)."""
-    entries = [k for k in load_known(known_path) if k.case == case.name]
+    entries = [k for k in registry(known_path) if k.case == case.name]   # per case judged: read when changed
     return [stale_line(k) for k in no_longer_reproducing(entries, {case.name: verdict}, backend)]

@@ -8,6 +8,8 @@ Blackhole); they are modelled from the documents alone.
 """
 from __future__ import annotations
 
+from operator import add, sub
+
 from ..config_words import GLOBAL_BASE, THCON_BASE, write_config
 from ..errors import NotModelled, UndefinedBehaviour
 from ..handlers import semantics
@@ -24,10 +26,11 @@ def _reserved(name: str, bits: int, where: str) -> None:
 
 # ---- SETDMAREG -----------------------------------------------------------------------------------
 
+_KEEP = (0xFFFF0000, 0x0000FFFF)      # per half: the bits of its register that writing it leaves
+
+
 def _write_half(gprs: list[int], half: int, value: int) -> None:
-    reg, hi = divmod(half, 2)
-    shift = 16 * hi
-    gprs[reg] = (gprs[reg] & ~(0xFFFF << shift) & M32) | (value & 0xFFFF) << shift
+    gprs[half >> 1] = (gprs[half >> 1] & _KEEP[half & 1]) | (value & 0xFFFF) << ((half & 1) << 4)
 
 
 # Tile-header bits SETDMAREG ResultSize 3 replaces, per word (SETDMAREG_Special.md TileHeader).
@@ -78,21 +81,26 @@ def _operands(name: str, m, t, f, imm_bits: int, reg_mask: int = M32) -> tuple[i
 
 
 def _arith(name: str, m, t, f, op) -> None:
-    _reserved(name, f.resultregindex >> 6, "22:18")
-    left, right = _operands(name, m, t, f, 6)
-    m.s.gpr[t][f.resultregindex] = op(left, right) & M32
+    if f.resultregindex >> 6:
+        _reserved(name, f.resultregindex >> 6, "22:18")
+    gprs = m.s.gpr[t]
+    if f.opbisconst:
+        left, right = _operands(name, m, t, f, 6)
+    else:                           # two registers (_operands, written out here: the commonest form)
+        left, right = gprs[f.oparegindex], gprs[f.opbregindex]
+    gprs[f.resultregindex] = op(left, right) & M32
 
 
 @semantics("ADDDMAREG")
 def adddmareg(m, t, f) -> None:
     """ADDDMAREG.md (WormholeB0): Result = Left + Right (register or 6-bit immediate), mod 2**32."""
-    _arith("ADDDMAREG", m, t, f, lambda a, b: a + b)
+    _arith("ADDDMAREG", m, t, f, add)
 
 
 @semantics("SUBDMAREG")
 def subdmareg(m, t, f) -> None:
     """SUBDMAREG.md (WormholeB0): Result = Left - Right, mod 2**32 (ttsim: unsupported)."""
-    _arith("SUBDMAREG", m, t, f, lambda a, b: a - b)
+    _arith("SUBDMAREG", m, t, f, sub)
 
 
 @semantics("MULDMAREG")

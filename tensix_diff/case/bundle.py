@@ -6,7 +6,6 @@ staying byte-for-byte the same nor pays for YAML parsing (JSON loads ~100x faste
 """
 from __future__ import annotations
 
-import gzip
 import json
 import zlib
 from pathlib import Path
@@ -22,6 +21,11 @@ def _int_keys(table: dict) -> dict[int, dict[int, int]]:
     return {int(o): {int(i): int(v) for i, v in regs.items()} for o, regs in table.items()}
 
 
+def _ints(vals: list) -> list[int]:
+    """int() of each value (a list of JSON integers, the usual case, copied whole)."""
+    return list(vals) if set(map(type, vals)) == {int} else [int(v) for v in vals]
+
+
 def from_canonical(d: dict, source: str = "<bundle>") -> Case:
     init, obs = d["init"], d["observe"]
     case = Case(
@@ -29,7 +33,7 @@ def from_canonical(d: dict, source: str = "<bundle>") -> Case:
         threads={int(t): [int(w) for w in ws] for t, ws in d["threads"].items()},
         init=Init(gpr=_int_keys(init["gpr"]), thread_config=_int_keys(init["thread_config"]),
                   config=_int_keys(init["config"]), l1=[(int(a), bytes.fromhex(h)) for a, h in init["l1"]],
-                  dest=[(int(r), [int(v) for v in vals]) for r, vals in init["dest"]]),
+                  dest=[(int(r), _ints(vals)) for r, vals in init["dest"]]),
         observe=Observe(l1=[(int(a), int(n)) for a, n in obs["l1"]],
                         config={int(s): [int(i) for i in idx] for s, idx in obs["config"].items()}),
         actions=actions_from_json(d.get("actions", {})),
@@ -39,6 +43,7 @@ def from_canonical(d: dict, source: str = "<bundle>") -> Case:
 
 
 def write_bundle(path: str | Path, cases: Iterable[Case]) -> int:
+    import gzip           # late for start-up cost: reading a bundle inflates with zlib; only writing needs gzip
     lines = [json.dumps(canonical(c), sort_keys=True, separators=(",", ":")) for c in cases]
     Path(path).write_bytes(gzip.compress(("\n".join(lines) + "\n").encode(), 9, mtime=0))
     return len(lines)

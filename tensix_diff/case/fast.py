@@ -3,6 +3,7 @@ other text, and every error, is left to the YAML walker."""
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
 from golden import isa, riscv
@@ -24,7 +25,7 @@ from .model import Case, Init, Observe
 _TEXT = r'"([ !#-\[\]-~]*)"'          # printable ASCII but '"' and '\': YAML reads the quoted text as is
 _DEC = r"(?:0|[1-9][0-9]*)"
 _HEX = r"0x[0-9a-f]+"
-_DUMP_LINES = {key: re.compile(rx) for key, rx in {
+_DUMP_RX = {
     "name": r'name: (?:"([a-z0-9][a-z0-9-]*)"|([a-z0-9][a-z0-9-]*))',
     "description": rf"description: {_TEXT}",
     "tags": rf"tags: \[((?:{_TEXT}, )*{_TEXT})\]",
@@ -37,7 +38,16 @@ _DUMP_LINES = {key: re.compile(rx) for key, rx in {
     "dest": rf"    - \{{row: ({_DEC}), values: \[((?:{_HEX}, )*{_HEX})\]\}}",
     "observe_l1": rf"    - \{{addr: ({_HEX}), size: ({_DEC})\}}",
     "observe_config": rf"    ({_DEC}): \[((?:{_DEC}, )*{_DEC})\]",
-}.items()}
+}
+
+
+@cache
+def _line(key: str) -> re.Pattern:
+    """The pattern of one kind of line, compiled when a file first needs it (a run of programs alone never
+    compiles the init and observe patterns: start-up cost)."""
+    return re.compile(_DUMP_RX[key])
+
+
 # Plain scalars starting with a letter that YAML 1.1's implicit resolvers read as bool or null (y/n too, to be
 # safe); any other such scalar is text: the int, float, timestamp, merge and value forms start with a digit,
 # sign, dot, < or = (PyYAML's resolvers are keyed by first character).
@@ -84,7 +94,7 @@ class _DumpReader:
         self.i = 0
 
     def take(self, key: str) -> re.Match | None:
-        m = _DUMP_LINES[key].fullmatch(self.lines[self.i])
+        m = _line(key).fullmatch(self.lines[self.i])
         if m:
             self.i += 1
         return m
@@ -107,7 +117,7 @@ class _DumpReader:
         takes), as words and (index, action). An instruction line already read (in any file) is looked up,
         not read again: programs repeat their lines."""
         words, actions, seen, lines, i = [], [], _LINE_WORDS, self.lines, self.i
-        pattern, store, append, get = _DUMP_LINES["instruction"], _DUMP_LINES["mop_cfg"], words.append, seen.get
+        pattern, store, append, get = _line("instruction"), _line("mop_cfg"), words.append, seen.get
         while True:
             line = lines[i]
             if line.startswith(raw_words.PREFIX) and (run := raw_words.take(lines, i))[0]:

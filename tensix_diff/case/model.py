@@ -22,6 +22,7 @@ class CaseError(ValueError):
 
 @dataclass
 class Init:
+    """What a case sets before it runs: GPRs, ThreadConfig and Config words, L1 bytes, Dest rows."""
     gpr: dict[int, dict[int, int]] = field(default_factory=dict)            # thread -> index -> value
     thread_config: dict[int, dict[int, int]] = field(default_factory=dict)  # thread -> index -> value
     config: dict[int, dict[int, int]] = field(default_factory=dict)         # state -> ADDR32 -> value
@@ -38,6 +39,7 @@ class Observe:
 
 @dataclass
 class Case:
+    """One case (docs/case-format.md): each Tensix thread's words and RISC-V actions, its Init and Observe."""
     name: str
     description: str
     threads: dict[int, list[int]]      # Tensix thread -> raw 32-bit Tensix words (not stream form)

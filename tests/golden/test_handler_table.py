@@ -3,6 +3,7 @@ is defined in the file it names and registered for that instruction, and the com
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from pathlib import Path
 
@@ -46,3 +47,24 @@ def test_every_module_of_every_unit_is_loaded():
     assert len(unit_modules) > len(UNITS) and not [m for m in unit_modules if m not in sys.modules]
     registered = {getattr(fn, "__wrapped__", fn).__module__.split(".")[1] for fn in load_all().values()}
     assert registered == set(UNITS)
+
+
+def test_each_handler_is_in_a_package_its_unit_loads():
+    """handler_of loads only the packages of an instruction's unit (UNIT_PACKAGES) and ALWAYS: every handler lives
+    in one of them, and the checks and stages every stream passes are registered by ALWAYS's modules."""
+    from golden.handlers import ALWAYS, FRONTEND, PRE_ISSUE, STAGE_ENGAGED, UNIT_PACKAGES
+    for name, fn in load_all().items():
+        unit = isa.table()[name].unit
+        package = getattr(fn, "__wrapped__", fn).__module__.split(".")[1]
+        assert package in UNIT_PACKAGES.get(unit, UNITS) + ALWAYS, (name, unit, package)
+    assert PRE_ISSUE and FRONTEND and STAGE_ENGAGED
+    for fn in PRE_ISSUE + FRONTEND + list(STAGE_ENGAGED) + list(STAGE_ENGAGED.values()):
+        assert fn.__module__.split(".")[1] in ALWAYS, fn
+
+
+def test_decoding_a_word_loads_only_its_units_packages():
+    code = ("import sys; from golden import core, isa; d = core.decode(isa.assemble_line('SETDMAREG regindex16b=1'));"
+            "print(d.handler.__name__, sorted({m.split('.')[1] for m in sys.modules if m.startswith('golden.')"
+            " and m.count('.') == 2}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    assert out.split(" ", 1) == ["setdmareg", "['frontend', 'sync', 'thcon']\n"]

@@ -84,8 +84,10 @@ def test_provenance_agrees_with_ablation_on_a_seeded_sample_of_the_corpus():
         random.Random(0).shuffle(cases)
         taken = 0
         for c in cases:
+            if taken == 4:
+                break
             rec = replay.run(c)
-            if not rec.ok or taken == 4:
+            if not rec.ok:
                 continue
             taken += 1
             a, p = set(observed_effects(c, rec.state).observed), set(provenance_effects(c, rec.state).observed)

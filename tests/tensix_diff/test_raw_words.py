@@ -50,14 +50,17 @@ BAD = {
     "upper-case digits": ".word 0x{w:08X}",
     "comment": ".word 0x{w:08x}  # a note",
     "trailing space": ".word 0x{w:08x} ",
+    "a non-ASCII digit": ".word 0x0200000\u00e9",
+    "a space between digits": ".word 0x020000 0",
+    "short, then an empty line": ".word 0x0200000\n",
 }
 WALKER_READS = {"upper-case digits", "comment", "trailing space"}     # valid words in a form the run leaves
 
 
 @pytest.mark.parametrize("what", BAD)
-@pytest.mark.parametrize("at", [0, 1, 57])
+@pytest.mark.parametrize("at", [0, 1, 57, 255, 256, 900])
 def test_a_run_ends_before_a_line_it_cannot_read_and_the_text_path_reads_that_line(what, at):
-    words = valid_words(60, 3)
+    words = valid_words(1000, 3)
     lines = [f".word {w:#010x}" for w in words]
     lines[at] = BAD[what].format(w=words[at])
     text = _text(lines)
