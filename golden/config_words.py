@@ -20,6 +20,7 @@ GLOBAL_BASE = config_field("DEST_TARGET_REG_CFG_PACK_SEC0_Offset").index   # fir
 THCON_BASE = config_field("THCON_SEC0_REG0_TileDescriptor").index           # first word of the THCON section
 STATE_RESET = config_field("STATE_RESET_EN").index
 # The 128-bit tile descriptors: registers.yaml names only their first word, the other three exist too.
+FULL = 0xFFFFFFFF                                   # every bit of a word
 _TILE_DESCRIPTORS = [config_field(f"THCON_SEC{i}_REG0_TileDescriptor").index for i in (0, 1)]
 
 
@@ -42,17 +43,26 @@ def _check_index(name: str, index: int) -> None:
         raise NotModelled(f"{name} Config word {index} has no named field: its contents are unknown")
 
 
-def read_config(m, t: int, index: int, name: str = "config read") -> int:
+def read_config(m, t: int, index: int, name: str = "config read", bits: int = FULL) -> int:
+    """Config word ``index`` as thread t sees it, for a reader of its bits ``bits`` (a traced state records
+    those bits alone, golden.analysis.traced_state)."""
     _check_index(name, index)
-    return m.s.config[m.state_id(t)][index]
+    words = m.s.config[m.state_id(t)]
+    return words[index] if words.__class__ is list else words.bits(index, bits)
 
 
-def write_config(m, t: int, index: int, value: int, name: str = "config write", reset: bool = True) -> None:
-    """Write Config word ``index`` as thread t sees it (masked; GLOBAL words in both states)."""
+def write_config(m, t: int, index: int, value: int, name: str = "config write", reset: bool = True,
+                 bits: int = FULL) -> None:
+    """Write Config word ``index`` as thread t sees it (masked; GLOBAL words in both states); ``bits``: the bits
+    the write may change (the rest of ``value`` is the word's own, as read just before)."""
     _check_index(name, index)
     value &= word_mask(index)
     states = range(CONFIG_STATES) if index >= GLOBAL_BASE else (m.state_id(t),)
     for s in states:
-        m.s.config[s][index] = value
+        words = m.s.config[s]
+        if words.__class__ is list:
+            words[index] = value
+        else:
+            words.set_bits(index, bits, value)
         if reset and index == STATE_RESET:
             m.s.config[s][:GLOBAL_BASE] = [0] * GLOBAL_BASE

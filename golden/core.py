@@ -154,7 +154,8 @@ class Tensix:
     def cfg(self, t: int, name: str) -> int:
         """A Config field as seen by thread t (through its CFG_STATE_ID)."""
         f: RegField = _CONFIG_FIELDS[name]
-        return f.get(self.s.config[_STATE_ID.get(self.s.thread_config[t][_STATE_ID.index])][f.index])
+        words = self.s.config[_STATE_ID.get(self.s.thread_config[t][_STATE_ID.index])]
+        return f.get(words[f.index] if words.__class__ is list else words.bits(f.index, f.mask))
 
     def tcfg(self, t: int, name: str) -> int:
         f: RegField = _THREAD_CONFIG_FIELDS[name]

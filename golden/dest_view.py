@@ -50,20 +50,28 @@ def adj32(r, remap: bool, swizzle: bool):
 _STATE_ID_AT, _STATE_ID_SHIFT, _STATE_ID_MASK = _STATE_ID.index, _STATE_ID.shift, _STATE_ID.low_mask
 
 
-def config_word(m, t: int, index: int) -> int:
-    """Config word ``index`` as thread t sees it (through its CFG_STATE_ID; _STATE_ID.get written out: hot)."""
+def config_word(m, t: int, index: int, bits: int = 0xFFFFFFFF) -> int:
+    """Config word ``index`` as thread t sees it (through its CFG_STATE_ID; _STATE_ID.get written out: hot), for
+    a reader of its bits ``bits`` (a traced state records those alone, golden.analysis.traced_state)."""
     s = m.s
-    return s.config[(s.thread_config[t][_STATE_ID_AT] >> _STATE_ID_SHIFT) & _STATE_ID_MASK][index]
+    words = s.config[(s.thread_config[t][_STATE_ID_AT] >> _STATE_ID_SHIFT) & _STATE_ID_MASK]
+    return words[index] if words.__class__ is list else words.bits(index, bits)
+
+
+_ACC_AT, _ACCESS_AT, _VIEW_BITS = _ALU_ACC.index, _ACCESS.index, _REMAP | _SWIZZLE
 
 
 def uses_dst32b(m, t: int) -> bool:
-    """Config ALU_ACC_CTRL_Fp32_enabled or INT8_math_enabled: instructions that follow it use Dst32b."""
-    return bool(config_word(m, t, _ALU_ACC.index) & _FP32_OR_INT8)
+    """Config ALU_ACC_CTRL_Fp32_enabled or INT8_math_enabled: instructions that follow it use Dst32b
+    (config_word written out: hot)."""
+    s = m.s
+    words = s.config[(s.thread_config[t][_STATE_ID_AT] >> _STATE_ID_SHIFT) & _STATE_ID_MASK]
+    return bool((words[_ACC_AT] if words.__class__ is list else words.bits(_ACC_AT, _FP32_OR_INT8)) & _FP32_OR_INT8)
 
 
 def zeroacc_absolute(m, t: int) -> bool:
     """Config DEST_ACCESS_CFG_zeroacc_absolute_tile_mode (Blackhole, blackhole-deltas #11)."""
-    return bool(config_word(m, t, _ACCESS.index) & _ZEROACC_ABS)
+    return bool(config_word(m, t, _ACCESS_AT, _ZEROACC_ABS) & _ZEROACC_ABS)
 
 
 def _shifted(sel, k: int):
@@ -79,9 +87,11 @@ class DstView:
     __slots__ = ("bits", "valid", "remap", "swizzle")
 
     def __init__(self, m, t: int):
-        word = config_word(m, t, _ACCESS.index)
-        self.bits = m.s.dest.bits
-        self.valid = m.s.dest.valid
+        s = m.s       # config_word written out: one view per instruction that reaches Dst
+        words = s.config[(s.thread_config[t][_STATE_ID_AT] >> _STATE_ID_SHIFT) & _STATE_ID_MASK]
+        word = words[_ACCESS_AT] if words.__class__ is list else words.bits(_ACCESS_AT, _VIEW_BITS)
+        self.bits = s.dest.bits
+        self.valid = s.dest.valid
         self.remap = bool(word & _REMAP)
         self.swizzle = bool(word & _SWIZZLE)
 

@@ -4,9 +4,10 @@ under another schedule by the race check, or issued again with the same configur
 ConfigMemo: what an instruction derives from its thread's Config words (checks, formats, strides). A
 derivation is a function of a key (the instruction's fields, say) and of the Config words it reads through
 ``cfg(name)`` (registers.yaml fields, as thread t sees them through CFG_STATE_ID). It is kept in a tree by
-the words it read, in the order it read them: a later call reads the same words one by one down the tree,
-so it reads exactly the words the derivation would read (a recorded run, tensix_diff.happens_before, sees
-the same accesses) and gets the same value, or a fresh copy of the same GoldenError.
+the words it read, in the order it read them: a later call reads the same words one by one down the tree
+and gets the same value, or a fresh copy of the same GoldenError. On a traced state (a recorded run,
+tensix_diff.happens_before) a call reports the bits of the fields its derivation read (kept in its leaf),
+not whole words.
 
 by_value: a pure function of numbers and numpy arrays (a unit's arithmetic on its operands), kept by the
 arrays' dtype, shape and bytes; its results are shared, so arrays among them are made read-only.
@@ -36,31 +37,38 @@ class _Node:
 
 
 class _Leaf:
-    __slots__ = ("value", "error")
+    __slots__ = ("value", "error", "bits")
 
-    def __init__(self, value, error: GoldenError | None):
-        self.value, self.error = value, error
+    def __init__(self, value, error: GoldenError | None, bits: dict):
+        self.value, self.error, self.bits = value, error, bits     # bits: word -> the bits of it derive read
 
 
 class _Reader:
     """``cfg(name)`` for one derivation: reads thread t's Config words, noting each word's first read."""
 
     def __init__(self, m, t: int):
-        self.m, self.t, self.seen = m, t, {}
+        self.m, self.t, self.seen, self.bits = m, t, {}, {}
         self.words = None
 
     def __call__(self, name: str) -> int:
         f = config_field(name)
+        self.bits[f.index] = self.bits.get(f.index, 0) | f.mask
         word = self.seen.get(f.index)
         if word is None:
             if self.words is None:
-                self.words = _words(self.m, self.t)
+                self.words = _plain(_words(self.m, self.t))
             word = self.seen[f.index] = self.words[f.index]
         return f.get(word)
 
 
 def _words(m, t: int):
     return m.s.config[_STATE_ID.get(m.s.thread_config[t][_STATE_ID.index])]
+
+
+def _plain(words):
+    """One Config state's words, unrecorded: a traced state's (golden.analysis.traced_state) are reported by
+    the bits of the fields a derivation reads (its leaf's ``bits``), not as whole words."""
+    return words if words.__class__ is list else list.copy(words)
 
 
 class ConfigMemo:
@@ -73,13 +81,17 @@ class ConfigMemo:
 
     def __call__(self, m, t: int, key: tuple = ()):
         node = self.roots.get(key, _MISS)
-        words = None
+        words = traced = None
         while node.__class__ is _Node:
             if words is None:
                 words = _words(m, t)
+                if words.__class__ is not list:
+                    traced, words = words, list.copy(words)
             node = node.next.get(words[node.index], _MISS)
         if node is _MISS:
             node = self._learn(m, t, key)
+        elif traced is not None:
+            traced.fields(node.bits)
         if node.error is not None:
             e = node.error
             raise type(e)(e.rule)
@@ -88,11 +100,15 @@ class ConfigMemo:
     def _learn(self, m, t: int, key: tuple) -> _Leaf:
         cfg = _Reader(m, t)
         try:
-            leaf = _Leaf(self.derive(cfg, *key), None)
+            leaf = _Leaf(self.derive(cfg, *key), None, cfg.bits)
         except GoldenError as e:
             if e.instr is not None:
                 raise
-            leaf = _Leaf(None, e)
+            leaf = _Leaf(None, e, cfg.bits)
+        finally:
+            words = _words(m, t)
+            if words.__class__ is not list:
+                words.fields(cfg.bits)
         if self.size >= LIMIT:
             self.roots, self.size = {}, 0
         self.size += 1

@@ -21,10 +21,7 @@ class RegField(NamedTuple):
     shift: int
     size: int
     low_mask: int    # (1 << size) - 1, kept: get() is hot
-
-    @property
-    def mask(self) -> int:
-        return self.low_mask << self.shift
+    mask: int        # the field's bits in its word, kept too (readers name them, golden.config_words)
 
     def get(self, word: int) -> int:
         return (word >> self.shift) & self.low_mask
@@ -39,7 +36,7 @@ def _load() -> dict[str, dict[str, RegField]]:
     out: dict[str, dict[str, RegField]] = {}
     for space in ("config", "thread_config"):
         out[space] = {
-            name: RegField(name, int(idx), shift, size, (1 << size) - 1)
+            name: RegField(name, int(idx), shift, size, (1 << size) - 1, ((1 << size) - 1) << shift)
             for idx, fields in raw[space].items()
             for name, (shift, size) in fields.items()
         }

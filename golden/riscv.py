@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from types import SimpleNamespace
 
-from .config_words import GLOBAL_BASE, STATE_RESET, _check_index, word_mask
+from .config_words import FULL, GLOBAL_BASE, STATE_RESET, _check_index, word_mask
 from .errors import Blocked, NotModelled, UndefinedBehaviour
 from .registers import CONFIG_STATES
 from .state import GPRS, L1_SIZE, MOP_CFG_WORDS, SEMAPHORES, THREADS
@@ -123,11 +123,19 @@ def cfg(m, t, f) -> None:
     _check_index("RISC-V cfg store", f.index)
     if f.index == STATE_RESET:
         raise NotModelled("a RISC-V store to STATE_RESET_EN: what it resets is not documented for RISC stores")
-    old = m.s.config[0][f.index]
-    value = f.value if f.mask is None else (old & ~f.mask) | (f.value & f.mask)
+    words = m.s.config[0]
+    if f.mask is None:
+        value, bits = f.value, FULL
+    else:       # the bits outside the mask are kept, never used
+        old = words[f.index] if words.__class__ is list else words.bits(f.index, 0)
+        value, bits = (old & ~f.mask) | (f.value & f.mask), f.mask
     value &= word_mask(f.index)
     for s in range(CONFIG_STATES) if f.index >= GLOBAL_BASE else (0,):
-        m.s.config[s][f.index] = value
+        words = m.s.config[s]
+        if words.__class__ is list:
+            words[f.index] = value
+        else:
+            words.set_bits(f.index, bits, value)
 
 
 def mop_cfg(m, t, f) -> None:
@@ -158,6 +166,10 @@ def sem_get(m, t, f) -> None:
     if sem.value == 0:
         raise UndefinedBehaviour(f"RISC-V get of semaphore {f.sem} at 0 (underflow)")
     sem.value -= 1
+
+
+# Actions whose one effect is +1 or -1 on one semaphore's Value, refused at a bound (as golden.sync.sync.COUNTING).
+COUNTING = frozenset({sem_post, sem_get})
 
 
 def sem_wait(m, t, f) -> None:

@@ -17,13 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from golden.core import Tensix
-from golden.errors import GoldenError
+from golden.errors import Blocked, GoldenError
 from golden.schedule import ROUND_ROBIN, SEQUENTIAL, Schedule, schedules
 
 from .case import Case
 from .compare import NothingCompared, compare
 from .golden_run import apply_init, last_sequential, observe, observe_counters
-from .happens_before import Candidate, Hold, Recorder
+from .happens_before import Candidate, Recorder
 
 REVERSALS = 3          # candidate reversals run at most per case, before the sampled schedules
 
@@ -46,6 +46,35 @@ class RaceReport:
                     f" {len(self.tried)} schedule(s) agree: {', '.join(self.tried)}{extra})")
         return (f"{self.case}: RACY: schedules '{self.first}' and '{self.second}' disagree:\n  "
                 + "\n  ".join(self.differences))
+
+
+@dataclass
+class Hold:
+    """A schedule's constraint: thread ``first`` does not run its step ``i`` until thread ``second`` has run
+    ``j`` steps; lifted when nothing else can move (the pair cannot be reversed)."""
+    first: int
+    i: int
+    second: int
+    j: int
+    count: list = field(default_factory=lambda: [0] * 4)
+    lifted: bool = False
+
+    def step(self, m, t: int, d, index: int) -> None:
+        if (not self.lifted and t == self.first and self.count[t] == self.i - 1
+                and self.count[self.second] < self.j):
+            raise Blocked(f"held until thread {self.second} has run {self.j} steps")
+        m.step(t, d, index)
+        self.count[t] += 1
+
+    def stuck(self) -> bool:
+        if self.lifted:
+            return False
+        self.lifted = True
+        return True
+
+    def reversed(self) -> bool:
+        """Whether the pair ran in the held order."""
+        return self.count[self.second] >= self.j and not self.lifted
 
 
 def threads_in_use(case: Case) -> list[int]:

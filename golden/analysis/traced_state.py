@@ -6,9 +6,11 @@ recorder set in ``ACTIVE`` while a step runs (None: they behave as the plain typ
 plain Tensix never holds them, so tracking costs nothing when off). A recorder (``Recorder`` below,
 tensix_diff.happens_before.Recorder) gets in its list ``taken`` the (container, key) of each cell a step
 takes and in ``written`` the (container, key, value before) of each cell about to be set (lists are cheaper
-than calls; the recorder reads them at the end of the step), ``read_array(arr, index)`` and ``touch(arr)`` (about to be written, or a view taken) for an
+than calls; the recorder reads them at the end of the step), ``read_array(arr, index)`` and ``touch(arr, index)`` (about to be written at ``index``, None: anywhere) for an
 array, ``read_l1(l1, addr, n)`` and ``wrote_l1(l1, addr, n, changed, before, after)`` for L1, and ``own``, ``mine``
-and ``whole(lst, i)`` for the entries of a TWhole list (only the race check asks for those).
+and ``whole(lst, i)`` for the entries of a TWhole list (only the race check asks for those). Config words are
+read and set by bits where golden says which it uses or may change (``TList.bits``, ``fields``, ``set_bits``):
+``field(lst, i, mask)`` and ``may_set(lst, i, mask)``.
 
 Cells: one Dest / SrcA / SrcB / LReg element or Dest valid bit, one L1 byte, one list entry (a GPR, a Config
 word, ...), one dataclass field (an RWC, an ADC field, ...); the SFPU flag stack, the mutexes and the
@@ -54,7 +56,7 @@ class Recorder:
         self.touched: dict[int, tuple] = {}       # id(array) -> (array, copy before the step)
         self.l1: list = []                        # (L1, addresses changed, before, after)
 
-    def touch(self, arr: "TArray") -> None:
+    def touch(self, arr: "TArray", i=None) -> None:
         if id(arr) not in self.touched:
             self.touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
 
@@ -67,6 +69,13 @@ class Recorder:
                 self.reads.append(("a", w[hit].ravel(), arr, (arr.ids[i] if i is not None else arr.ids)[hit].ravel()))
         elif w >= 0:
             self.reads.append(("a", np.array([w]), arr, np.array([arr.ids[i]])))
+
+    def field(self, lst: "TList", i: int, mask: int) -> None:
+        """Bits of entry i read: the entry (provenance follows whole words)."""
+        self.taken.append((lst, i))
+
+    def may_set(self, lst: "TList", i: int, mask: int) -> None:
+        """Entry i set, changing at most the bits ``mask`` (provenance: the entry is written when it changes)."""
 
     def read_l1(self, l1: "TL1", addr: int, n: int) -> None:
         self.reads += [("l", w, l1, a) for w, a in l1.writers(addr, n)]
@@ -165,6 +174,29 @@ class TList(list):
             r.taken += [(self, k) for k in range(len(self))]
         return list.__iter__(self)
 
+    def bits(self, i: int, mask: int) -> int:
+        """Entry i, of which the caller uses only the bits ``mask`` (golden.config_words)."""
+        r = ACTIVE
+        if r is not None:
+            r.field(self, i, mask)
+        return list.__getitem__(self, i)
+
+    def fields(self, bits: dict) -> list:
+        """The entries as a plain list, of which the caller uses only the bits ``bits[i]`` of entry i."""
+        r = ACTIVE
+        if r is not None:
+            for i, mask in bits.items():
+                r.field(self, i, mask)
+        return list.copy(self)
+
+    def set_bits(self, i: int, mask: int, v) -> None:
+        """Entry i = ``v``, a write that may change only the bits ``mask`` (the rest of ``v`` is the entry's)."""
+        r = ACTIVE
+        if r is not None:
+            r.written.append((self, i, list.__getitem__(self, i)))
+            r.may_set(self, i, mask)
+        list.__setitem__(self, i, v)
+
 
 class TWhole(list):
     """A list whose entries are left plain, each reported whole when taken or set (before the handler sees
@@ -220,7 +252,7 @@ class TArray(np.ndarray):
     def __setitem__(self, i, v):
         r = ACTIVE
         if r is not None and self.tracked:
-            r.touch(self)
+            r.touch(self, i)
         np.ndarray.__setitem__(self.view(np.ndarray), i, v)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kw):

@@ -56,9 +56,9 @@ def rdcfg(m, t, f) -> None:
 def _rmwcib(m, t, f, byte: int) -> None:
     name = f"RMWCIB{byte}"
     shift = 8 * byte
-    old = read_config(m, t, f.cfgregaddr, name)
     mask = f.mask << shift
-    write_config(m, t, f.cfgregaddr, (old & ~mask) | (f.data << shift & mask), name, reset=False)
+    old = read_config(m, t, f.cfgregaddr, name, bits=0)        # only kept outside the mask, never used
+    write_config(m, t, f.cfgregaddr, (old & ~mask) | (f.data << shift & mask), name, reset=False, bits=mask)
 
 
 @semantics("RMWCIB0")

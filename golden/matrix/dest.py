@@ -23,7 +23,7 @@ def dst_base(m, t: int) -> int:
     """DEST_TARGET_REG_CFG_MATH_Offset + RWC.Dst + DEST_REGW_BASE_Base: what a math instruction's Dst
     row field is relative to (not yet wrapped to 10 bits)."""
     return (_MATH_OFFSET.get(m.s.thread_config[t][_MATH_OFFSET.index]) + m.s.rwc[t].dst
-            + _REGW_BASE.get(config_word(m, t, _REGW_BASE.index)))
+            + _REGW_BASE.get(config_word(m, t, _REGW_BASE.index, _REGW_BASE.mask)))
 
 
 def _sixteen_rows(m, t: int, where: int, use32: bool, revert: bool) -> None:

@@ -143,6 +143,7 @@ def _configured(cfg, tc, name: str, a_bank, b_bank, ok_a: frozenset, ok_b: froze
 # _configured results by everything they read: the Config and ThreadConfig words of the fields above, the
 # implied formats and the instruction's accepted formats (configurations it refuses are not kept)
 _CFG_WORDS = itemgetter(*sorted({f.index for f in _C.values()}))
+_CFG_BITS = {i: sum(f.mask for f in _C.values() if f.index == i) for i in sorted({f.index for f in _C.values()})}
 _TC_WORDS = itemgetter(*sorted({f.index for f in _T.values()}))
 _CONFIGURED: dict[tuple, tuple] = {}
 
@@ -156,6 +157,8 @@ def resolve(m, t, name: str, dst_field: int, *, a_align: int, dst_align: int, ds
     cfg = m.s.config[_get(tc, _STATE)]
     sa, sb = m.s.srca, m.s.srcb
     a_bank, b_bank = sa.banks[sa.matrix_bank], sb.banks[sb.matrix_bank]
+    if cfg.__class__ is not list:       # a traced state: the fields above are read, not their whole words
+        cfg = cfg.fields(_CFG_BITS)
     key = (name, a_bank.implied_format, b_bank.implied_format, ok_a, ok_b, ok_b_int8, allow_int8,
            _CFG_WORDS(cfg), _TC_WORDS(tc))
     configured = _CONFIGURED.get(key)

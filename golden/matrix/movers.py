@@ -38,6 +38,7 @@ _SRCB_OVR = config_field("ALU_FORMAT_SPEC_REG_SrcB_override")
 _SRCA_CFG = config_field("ALU_FORMAT_SPEC_REG0_SrcA")
 _SRCB_CFG = config_field("ALU_FORMAT_SPEC_REG1_SrcB")
 _NO_FLUSH = config_field("ALU_ACC_CTRL_Zero_Flag_disabled_src")
+_FMT_BITS = _SRCA_VAL.mask | _SRCA_OVR.mask | _SRCB_OVR.mask      # what _format reads of word _ALU_FMT
 _IMPLIED_OFF = {"A": thread_config_field("DISABLE_IMPLIED_SRCA_FMT_Base"),
                 "B": thread_config_field("DISABLE_IMPLIED_SRCB_FMT_Base")}
 _FP16A_FORCE = thread_config_field("FP16A_FORCE_Enable")
@@ -113,12 +114,13 @@ def _format(m, t, name: str, which: str, bank) -> int:
             raise NotModelled(f"{name}: the implied Src format of this bank is unknown (set by UNPACR_NOP "
                               f"with Set_Dvalid; delta #17); or set DISABLE_IMPLIED_SRC{which}_FMT_Base")
         return bank.implied_format
-    word = config_word(m, t, _ALU_FMT)
+    word = config_word(m, t, _ALU_FMT, _FMT_BITS)
     if which == "A":
-        return _SRCA_VAL.get(word) if _SRCA_OVR.get(word) else _SRCA_CFG.get(config_word(m, t, _SRCA_CFG.index))
+        return _SRCA_VAL.get(word) if _SRCA_OVR.get(word) else \
+            _SRCA_CFG.get(config_word(m, t, _SRCA_CFG.index, _SRCA_CFG.mask))
     if _SRCB_OVR.get(word):
         raise NotModelled(f"{name} with ALU_FORMAT_SPEC_REG_SrcB_override: ttsim ignores it")
-    return _SRCB_CFG.get(config_word(m, t, _SRCB_CFG.index))
+    return _SRCB_CFG.get(config_word(m, t, _SRCB_CFG.index, _SRCB_CFG.mask))
 
 
 def _known(name: str, fmt: int) -> int:
@@ -129,7 +131,7 @@ def _known(name: str, fmt: int) -> int:
 
 def _flush(m, t, cells):
     """FlushDenormals unless ALU_ACC_CTRL_Zero_Flag_disabled_src."""
-    if _NO_FLUSH.get(config_word(m, t, _NO_FLUSH.index)):
+    if _NO_FLUSH.get(config_word(m, t, _NO_FLUSH.index, _NO_FLUSH.mask)):
         return cells
     return table(flush_cell, 19, np.uint32).take(cells)
 

@@ -8,6 +8,7 @@ data-valid bit. A Src cell is 19 bits: sign 18, mantissa 17:8, exponent 7:0 (gol
 """
 from __future__ import annotations
 
+from ..dest_view import config_word
 from ..errors import Blocked
 from ..errors import NotModelled, UndefinedBehaviour
 from ..handlers import semantics
@@ -138,7 +139,7 @@ def unpacr_nop(m, t, f) -> None:
     _fill(bank, NEG_INF if f.src_clrval_ctrl else 0)
     if f.set_dvalid:
         field = config_field(_OUT_FORMAT[which])
-        give_to_matrix(m, t, which, field.get(m.s.config[m.state_id(t)][field.index]))
+        give_to_matrix(m, t, which, field.get(config_word(m, t, field.index, field.mask)))
 
 
 @semantics("TRNSPSRCB")

@@ -46,7 +46,7 @@ class OutputAddresses:
 
 def _get(m, t: int, name: str) -> int:
     f: RegField = _C[name]
-    return f.get(config_word(m, t, f.index))
+    return f.get(config_word(m, t, f.index, f.mask))
 
 
 def _check_fields(f) -> None:

@@ -121,6 +121,7 @@ def _edge_config(cfg, select: int) -> tuple[tuple[int, int], tuple[int, ...]]:
 
 _CONFIGURE, _INPUT_STRIDES, _EDGE_CONFIG = ConfigMemo(_configure), ConfigMemo(_input_strides), ConfigMemo(_edge_config)
 _RELU = (config_field("STACC_RELU_ApplyRelu"), config_field("STACC_RELU_ReluThreshold"))
+_RELU_BITS = _RELU[0].mask | _RELU[1].mask
 _ACCUMULATE = by_value(pack_l1_acc.accumulate)
 
 
@@ -214,7 +215,7 @@ def pacr(m, t, f) -> None:
         else:
             cells = read(first + np.asarray(rows))
         raw = cells.reshape(-1)[:n].astype(np.uint32)      # datum i: row rows[i // 16], column i % 16
-    word = config_word(m, t, _RELU[0].index)
+    word = config_word(m, t, _RELU[0].index, _RELU_BITS)
     relu = (_RELU[0].get(word), _RELU[1].get(word))
     values = _l1_datums(read32, in_fmt, out_fmt, bool(unsigned), *relu, keep, raw)
 

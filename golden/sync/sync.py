@@ -31,6 +31,7 @@ BLOCKED_BY = {name: _OVERRIDES.get(name, _UNIT_BLOCKS[ins.unit]) for name, ins i
 
 BH_CONDITIONS = 13                              # C0..C12
 C_SRCA_CLEARED, C_SRCB_CLEARED, C_SRCA_VALID, C_SRCB_VALID = 5, 6, 7, 8
+_BANK_CONDITIONS = sum(1 << c for c in (C_SRCA_CLEARED, C_SRCB_CLEARED, C_SRCA_VALID, C_SRCB_VALID))
 SEM_ZERO, SEM_MAX = 1, 2                        # SEMWAIT condition bits
 SEM_LIMIT = 15                                  # Value and Max are 4 bits
 MUTEXES = (0, 2, 3, 4)
@@ -61,8 +62,20 @@ def _semaphore_waits(m, w: LatchedWait) -> list[str]:
 
 def unmet(m, w: LatchedWait) -> list[str]:
     """Reasons a latched wait still holds (empty when every selected condition is met)."""
+    if not w.condition_mask & _BANK_CONDITIONS:        # no Src bank is read for a wait that names none
+        return _semaphore_waits(m, w)
     out = [why for c, (waiting, why) in _bank_waits(m).items() if w.condition_mask >> c & 1 and waiting]
     return out + _semaphore_waits(m, w)
+
+
+def holds_back(w: LatchedWait, name: str) -> bool:
+    """Whether latched wait ``w``, while unmet, holds instruction ``name`` back: its block mask covers the
+    instruction, and it waits on state that can leave it unmet (Src banks, semaphores; the pipeline-busy
+    conditions always hold here)."""
+    if not (w.condition_mask & _BANK_CONDITIONS or w.semaphore_mask):
+        return False
+    blocks = BLOCKED_BY[name]
+    return w.block_mask == ALL_BLOCKS if blocks == 0 else bool(blocks and blocks & w.block_mask)
 
 
 @pre_issue
@@ -75,9 +88,7 @@ def wait_gate(m, t, d) -> None:
     if not reasons:
         m.s.wait_gate[t] = None
         return
-    blocks = BLOCKED_BY[d.ins.name]
-    held = w.block_mask == ALL_BLOCKS if blocks == 0 else bool(blocks and blocks & w.block_mask)
-    if held:
+    if holds_back(w, d.ins.name):
         raise Blocked(f"latched wait (block mask {w.block_mask:#x}): " + ", ".join(reasons))
 
 
@@ -138,6 +149,11 @@ def semget(m, t, f) -> None:
     """SEMGET.md (WormholeB0): Value -= 1 for each selected semaphore, saturating at 0."""
     for sem in _semaphores(m, "SEMGET", f.sem_sel):
         sem.value = max(sem.value - 1, 0)
+
+
+# Handlers whose one effect is +1 or -1 on the Value of each semaphore they select, saturating at a bound: two
+# such steps commute while neither meets a bound (the race check, tensix_diff.happens_before, relies on it).
+COUNTING = frozenset({sempost, semget})
 
 
 def _mutex(name: str, index: int) -> int:

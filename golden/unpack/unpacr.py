@@ -54,7 +54,7 @@ _L1_TO_DST, _L1_TO_SRC, _BFP_TO_SRC = by_value(pf.l1_to_dst), by_value(pf.l1_to_
 
 def _cfg(m, t: int, name: str) -> int:
     f = config_field(name)
-    return f.get(config_word(m, t, f.index))
+    return f.get(config_word(m, t, f.index, f.mask))
 
 
 def _tcfg(m, t: int, f) -> int:

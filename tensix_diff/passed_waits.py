@@ -1,0 +1,338 @@
+"""Waits that passed without blocking, for tensix_diff.happens_before: would a step have blocked had another
+thread's latest changes of synchronisation state not been made yet? golden's waits (the Wait Gate, the Src
+bank checks, RISC-V polls, golden.errors.Blocked) decide on synchronisation state and the thread's own Wait
+Gate before the step changes anything, so the step is tried again (a probe) with those cells put back.
+
+A probe runs the step with the tracer (golden.analysis.traced_state) reporting here: it stops, as "passes",
+at the first cell it takes outside synchronisation state (or structure, or its own Wait Gate) and before the
+first cell it would set, and the machine is left as it was. Whether the order a blocking probe suggests holds
+in every schedule is decided after the run (``Passed.holds``).
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from golden.analysis import traced_state
+from golden.analysis.traced_state import poke, value
+from golden.errors import Blocked
+from golden.riscv import COUNTING as _RISCV_COUNTING
+from golden.sync.sync import COUNTING as _SYNC_COUNTING, SEM_LIMIT, holds_back
+
+COUNTING = _SYNC_COUNTING | _RISCV_COUNTING      # handlers that only count semaphores up or down by one
+
+SYNC = frozenset({"semaphores", "srca", "srcb"})   # (SrcA / SrcB: their ownership and pointers, not rows)
+TRIES = 3                                          # starts probed per other thread, latest first
+
+
+def sync(part) -> bool:
+    """Whether a part is synchronisation state (reading it only decides when a thread moves)."""
+    return part.__class__ is tuple and part[0] in SYNC and (len(part) < 2 or part[1] != "rows")
+
+
+class _Passes(Exception):
+    """The step went past what a wait reads: it would not block."""
+
+
+class _Probe:
+    """What golden.analysis.traced_state reports to during a probe: synchronisation cells taken are kept."""
+
+    def __init__(self, t: int, where, gate):
+        self.own, self.where, self.gate = t, where, gate
+        self.cells: set = set()
+        self.parts: set = set()
+        self.latched = False
+        self.taken, self.written, self.mine = _Taken(self), _Stop(), _Mine(self)
+
+    def whole(self, lst, i) -> None:
+        raise _Passes
+
+    def field(self, lst, i, mask) -> None:
+        raise _Passes
+
+    def may_set(self, lst, i, mask) -> None:
+        raise _Passes
+
+    def touch(self, arr, i=None) -> None:
+        raise _Passes
+
+    def read_array(self, arr, i) -> None:
+        raise _Passes
+
+    def read_l1(self, l1, addr, n) -> None:
+        raise _Passes
+
+    def wrote_l1(self, l1, addr, n, changed, before, after) -> None:
+        l1.poke(addr + changed, before[changed])
+        raise _Passes
+
+
+class _Report(list):
+    """A list the tracer appends cells (or lists) to, each checked by ``append`` as it comes."""
+
+    def __init__(self, probe: _Probe):
+        super().__init__()
+        self.probe = probe
+
+    def __iadd__(self, items):
+        for x in items:
+            self.append(x)
+        return self
+
+
+class _Taken(_Report):
+    """The cells taken: synchronisation state and structure only (kept), else the step is past its waits."""
+
+    def append(self, cell) -> None:
+        part = self.probe.where(cell)
+        if part is None:
+            return                  # structure: which container is read next
+        if not sync(part):
+            raise _Passes
+        self.probe.cells.add((id(cell[0]), cell[1]))
+        self.probe.parts.add(part[:2])
+
+
+class _Stop(list):
+    """A cell about to be set: the step is past its waits."""
+
+    def append(self, cell) -> None:
+        raise _Passes
+
+    def __iadd__(self, cells):
+        if cells:
+            raise _Passes
+        return self
+
+
+class _Mine(_Report):
+    """The thread's own per-thread lists taken: its Wait Gate alone."""
+
+    def append(self, lst) -> None:
+        if lst is not self.probe.gate:
+            raise _Passes
+        self.probe.latched = list.__getitem__(lst, self.probe.own) is not None
+
+
+def would_block(m, t: int, d, index: int, back: list, where, gate) -> tuple[bool, frozenset, bool, set]:
+    """Try thread ``t``'s step ``d`` with the cells ``back`` ((container, key, value) of synchronisation state)
+    set to those values: (whether it blocks, the cells (id(container), key) it read, whether it read a latched
+    Wait Gate, the kinds of parts (their first two items) it read). ``where(cell)``: the part of a
+    (container, key) (None: structure)."""
+    now = [(obj, key, value(obj, key)) for obj, key, _ in back]
+    held, executed = list.__getitem__(gate, t), m.executed
+    for obj, key, before in back:
+        poke(obj, key, before)
+    probe = _Probe(t, where, gate)
+    traced_state.ACTIVE = probe
+    blocked = False
+    try:
+        m.step(t, d, index)
+    except Blocked:
+        blocked = True
+    except Exception:               # noqa: BLE001 - past the waits, or refused: the step would not wait
+        pass
+    finally:
+        traced_state.ACTIVE, m.executed = None, executed
+        list.__setitem__(gate, t, held)
+        for obj, key, v in now:
+            poke(obj, key, v)
+    return blocked, frozenset(probe.cells), probe.latched, probe.parts
+
+
+@dataclass(slots=True)
+class Passed:
+    """Step ``n`` (thread ``t``) would have blocked without thread ``b``'s changes of synchronisation state from
+    its run step ``j`` on; it read ``cells``; ``since``: the number of the thread's own step that latched the
+    Wait Gate it read (0: it read none, its wait is its own)."""
+    n: int
+    t: int
+    b: int
+    j: int
+    cells: frozenset
+    since: int
+    held: bool = False      # whether the order was kept (``holds``, decided after the run)
+
+    def holds(self, steps, hist: dict, floor) -> bool:
+        """Whether every schedule runs step ``j`` before step ``n``. Assume one runs ``n`` first: then for each
+        cell the probe read, (1) only ``t`` and ``b`` ever set it; (2) ``t`` sets none of the cells ``b`` put
+        back after ``b`` first did, nor, with a latched wait, any cell after the latch; (3) the other writes
+        before ``n`` are in an order every schedule keeps, ``b``'s before the wait's first evaluation (known
+        to precede ``floor``: the clock of the step after the latching one, or of ``n`` as far as known). So at each
+        evaluation the cells hold what the probe saw, and the step would block: a contradiction. A semaphore
+        Value only counted up and down by one (``counts``) was put back by ``b``'s counts alone: (2) and (3)
+        then ask only that ``b``'s counts before ``j`` precede ``floor``, since counts commute (and its other
+        writes, unless one of them changed the Value: they all come first)."""
+        t, b, j, n = self.t, self.b, self.j, self.n
+        for cell in self.cells:
+            writes = hist.get(cell, ())
+            if any(steps[k].thread not in (t, b) for k, _, _ in writes):
+                return False
+            counted = all(steps[k].counting for k, _, _ in writes if j <= k < n and steps[k].thread == b) and \
+                counts(steps, writes, n)
+            put_back = next((k for k, _, _ in writes if j <= k < n and steps[k].thread == b), None)
+            kept = []
+            for k, _, _ in writes:
+                if k >= n:
+                    break
+                x = steps[k]
+                if x.thread == t and (put_back is not None and k > put_back and not counted
+                                      or self.since and x.local > self.since):
+                    return False
+                if x.thread == b and k >= j:
+                    continue
+                kept.append(x)
+            if not counted:
+                for x, y in zip(kept, kept[1:]):
+                    if x.thread != y.thread and x.local > y.clock[x.thread]:
+                        return False
+            idle = counted and all(before == after for k, before, after in writes if not steps[k].counting)
+            last_b = next((x for x in reversed(kept) if x.thread == b and not (idle and not x.counting)), None)
+            if last_b is not None and last_b.local > floor[b]:
+                return False
+        return True
+
+
+def counts(steps, writes: list, upto: int) -> bool:
+    """Whether the writes ((run step, before, after)) of a semaphore Value before run step ``upto`` end in the
+    same value in every schedule: the writes of other kinds (SEMINIT) come first, from one thread, and precede
+    every count; then one thread counts up and one down (golden COUNTING steps, each a change by one), and no
+    schedule brings a count to a bound: before a count down at least 1 (the counts up that precede it in every
+    schedule, less the counts down of its thread before it), before a count up at most SEM_LIMIT - 1."""
+    if any(before.__class__ is not int or after.__class__ is not int for _, before, after in writes):
+        return False
+    ws = [(steps[k], after - before) for k, before, after in writes if k < upto]
+    if not ws:
+        return True
+    first = next((i for i, (x, _) in enumerate(ws) if x.counting), len(ws))
+    setters, rest = ws[:first], ws[first:]
+    if len({x.thread for x, _ in setters}) > 1 or any(not x.counting for x, _ in rest):
+        return False
+    value = writes[first - 1][2] if first else writes[0][1]
+    last = setters[-1][0] if setters else None
+    ups = [x for x, d in rest if d == 1]
+    downs = [x for x, d in rest if d == -1]
+    if len(ups) + len(downs) != len(rest) or len({x.thread for x in ups}) > 1 or len({x.thread for x in downs}) > 1:
+        return False
+    for x, d in rest:
+        if last is not None and last.thread != x.thread and last.local > x.clock[last.thread]:
+            return False
+        if d == -1:
+            before = value + sum(u.local <= x.clock[u.thread] for u in ups) - sum(g.local < x.local for g in downs)
+            if before < 1:
+                return False
+        elif value + sum(u.local < x.local for u in ups) - sum(g.local <= x.clock[g.thread] for g in downs) \
+                > SEM_LIMIT - 1:
+            return False
+    return True
+
+
+class Prober:
+    """During a recorded run: the synchronisation cells each step set and changed, and the probes of steps
+    that may wait while another thread has changed such cells since the step was last known to follow it.
+    Which steps are probed and from which change is only a matter of cost (an order is kept only when
+    ``Passed.holds``): a step is tried from the latest and from the earliest change not yet known to precede
+    it, among those of parts its handler has read before (any part while its Wait Gate is latched), and not
+    again while nothing has changed since a try that passed."""
+
+    def __init__(self, rec):
+        self.rec = rec
+        self.by: dict[int, list[tuple[int, list, frozenset]]] = {}   # thread -> [(run step, cells, parts)]
+        self.at: dict[int, list[int]] = {}                 # thread -> the run steps of ``by``
+        self.hist: dict[tuple, list[int]] = {}             # (id(container), key) -> run steps that set it
+        self.covered: dict[tuple, int] = {}                # (t, b) -> the latest run step of b t follows
+        self.read: dict[tuple, set] = {}                   # (t, handler) -> kinds of parts its waits read
+        self.futile: dict[tuple, tuple] = {}               # (t, handler, b) -> the changes when a try last passed
+        self.latched = [0] * 4                             # thread -> the number of its step that latched its gate
+        self.found: list[Passed] = []
+
+    def changed(self, n: int, t: int, sets: list, counting: bool) -> None:
+        """Run step ``n`` of thread ``t`` (``counting``: a COUNTING handler's) set the synchronisation cells
+        ``sets`` ((container, key, value before, value after))."""
+        changed = [c for c in sets if not (c[3] is c[2] or c[3] == c[2])]
+        if changed:
+            parts = frozenset(self.rec.where((obj, key))[:2] for obj, key, _, _ in changed)
+            self.by.setdefault(t, []).append((n, changed, parts, counting))
+            self.at.setdefault(t, []).append(n)
+        for obj, key, before, after in sets:
+            self.hist.setdefault((id(obj), key), []).append((n, before, after))
+
+    def probe(self, t: int, d, index: int, local: int, latch) -> None:
+        """Before thread ``t`` runs ``d`` as its step ``local`` (``latch``: its Wait Gate's): for each other
+        thread, a change of it without which the step blocks."""
+        rec = self.rec
+        if latch is not None and (d.ins is None or not holds_back(latch, d.ins.name)):
+            latch = None            # a latch that cannot hold this step back: its handler's own waits alone
+        wants = None if latch is not None else self.read.get((t, d.handler))     # None: any part
+        if wants is not None and not wants:
+            return                  # its handler has read no synchronisation state
+        n = len(rec.steps)
+        own = len(self.at.get(t, ()))
+        for b, mine in self.by.items():
+            if b == t:
+                continue
+            at = self.at[b]
+            key = (t, d.handler, b)
+            now = (len(at), own, id(latch))
+            if self.futile.get(key) == now:
+                continue
+            first = bisect_right(at, self.covered.get((t, b), -1))
+            xs = [x for x in range(first, len(at)) if wants is None or not wants.isdisjoint(mine[x][2])]
+            if not xs:
+                continue
+
+            def back(x) -> dict:
+                """The cells b changed from its change x on, with what they held before (a count: less b's)."""
+                out, counted = {}, {}
+                for _, cells, _, counting in mine[x:]:
+                    for obj, k, before, after in cells:
+                        cell = (id(obj), k)
+                        if cell not in out:
+                            out[cell], counted[cell] = (obj, k, before), 0
+                        if counted[cell] is not None:
+                            counted[cell] = counted[cell] + after - before if counting else None
+                for cell, by in counted.items():
+                    if by is not None:
+                        obj, k, _ = out[cell]
+                        out[cell] = (obj, k, value(obj, k) - by)
+                return out
+
+            def attempt(x):
+                return would_block(rec.m, t, d, index, list(back(x).values()), rec.where, rec.gate)
+            def keep(x, got) -> None:
+                self.found.append(Passed(n, t, b, at[xs[x]], got[1], self.latched[t] if got[2] else 0))
+            best = len(xs) - 1                # the latest start from which it blocks (more put back: blocks)
+            got = attempt(xs[best])
+            if not got[0] and best and not got[1].isdisjoint(back(xs[0])):    # more put back might matter
+                tried = attempt(xs[0])
+                if tried[0]:
+                    lo, hi, got = 0, best, tried
+                    while hi - lo > 1:
+                        mid = (lo + hi) // 2
+                        tried = attempt(xs[mid])
+                        if tried[0]:
+                            lo, got = mid, tried
+                        else:
+                            hi = mid
+                    best = lo
+            if not got[2]:
+                self.read.setdefault((t, d.handler), set()).update(got[3])
+            if not got[0]:
+                self.futile[key] = now
+                if not got[1]:
+                    return          # it read no synchronisation state: no other thread's changes matter
+                continue
+            # the earlier changes of what it read: each order from one may be what lets the next hold
+            for x in range(best):
+                if any((id(obj), k) in got[1] for obj, k, _, _ in mine[xs[x]][1]):
+                    tried = attempt(xs[x])
+                    if tried[0]:
+                        keep(x, tried)
+            keep(best, got)
+
+    def keep(self, step, t: int) -> None:
+        """Step ``step`` of thread ``t`` ran without blocking: keep what its probes found."""
+        step.passed = tuple(self.found)
+        for p in self.found:
+            self.covered[t, p.b] = p.j
+        self.found = []
