@@ -20,8 +20,10 @@ pytestmark = pytest.mark.skipif(SCRIPT is None, reason="the tensix-diff console 
 def _interrupt(argv: list[str], ready: str, cwd: Path, timeout: float = 120.0) -> tuple[int, str, str]:
     """Start the command, wait until ``ready`` appears in its output, send SIGINT, collect what it printed."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # SIGINT back to its default in the child: a shell's background job (`pytest &`) ignores SIGINT, the child
+    # would inherit that, and Python installs no KeyboardInterrupt handler for a signal ignored at its start.
     proc = subprocess.Popen([SCRIPT, *argv], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=env)
+                            env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen, deadline = "", time.monotonic() + timeout
     while ready not in seen:
         line = proc.stdout.readline()
