@@ -24,17 +24,22 @@ def _interrupt(argv: list[str], ready: str, cwd: Path, timeout: float = 120.0) -
     # would inherit that, and Python installs no KeyboardInterrupt handler for a signal ignored at its start.
     proc = subprocess.Popen([SCRIPT, *argv], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    seen, deadline = "", time.monotonic() + timeout
-    while ready not in seen:
-        line = proc.stdout.readline()
-        assert line or proc.poll() is None, f"ended before {ready!r}: {seen}"
-        seen += line
-        assert time.monotonic() < deadline, f"no {ready!r} within {timeout} s: {seen}"
-    time.sleep(0.3)
-    assert proc.poll() is None, f"ended before the SIGINT (give it more work): {seen}{proc.stdout.read()}"
-    proc.send_signal(signal.SIGINT)
-    rest, _ = proc.communicate(timeout=timeout)
-    return proc.returncode, seen, rest
+    try:
+        seen, deadline = "", time.monotonic() + timeout
+        while ready not in seen:
+            line = proc.stdout.readline()
+            assert line or proc.poll() is None, f"ended before {ready!r}: {seen}"
+            seen += line
+            assert time.monotonic() < deadline, f"no {ready!r} within {timeout} s: {seen}"
+        time.sleep(0.3)
+        assert proc.poll() is None, f"ended before the SIGINT (give it more work): {seen}{proc.stdout.read()}"
+        proc.send_signal(signal.SIGINT)
+        rest, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, seen, rest
+    finally:        # a command that failed the test is not left running
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
 
 
 def test_fuzz_interrupted_exits_130_with_a_partial_report(tmp_path):
