@@ -30,10 +30,9 @@ import numpy as np
 from golden import isa
 from golden.analysis.provenance import Traced
 from golden.core import Tensix, decode, decode_program
-from golden.state import copy_state
 from golden.errors import Blocked, GoldenError, Hang
 from golden.frontend.replay import MOP_OP, REPLAY_OP
-from golden.state import ADC_UNITS, THREADS, AdcChannel, Rwc
+from golden.state import ADC_UNITS, THREADS, AdcChannel, Rwc, copy_state
 
 from .case import Case
 from .golden_run import apply_init, observe_counters
@@ -319,15 +318,16 @@ def observed_effects(case: Case, mask: Iterable[str] | dict, full_state: dict | 
 def _from_prefixes(case: Case, live: list[tuple[int, int]], wanted, shows) -> list[tuple[int, int]]:
     """Where the case is one plain stream (prefix_ablation.one_stream): in one full run, ask ``wanted(p)`` of each
     live position p in order before its first issue and, where wanted, ``shows(p, (state before p, state after
-    p or None))`` once p has run (before the next position is asked). The positions that run never reached (it
+    p or None, the decoded program))`` once p has run (before the next position is asked). The positions that run never reached (it
     ended before them), and every one where the case is not one stream, are returned to ask from scratch."""
     if not live or not one_stream(case):
         return live
     t, todo, reached, pending = live[0][0], set(live), set(), []
+    program = decode_program(case.threads[t])           # decoded once for every ablation of the case
 
     def visit(i: int, machine: Tensix) -> None:
         if pending:
-            shows(pending[0][0], (pending.pop()[1], machine.s))
+            shows(pending[0][0], (pending.pop()[1], machine.s, program))
         if (t, i) in todo:
             reached.add((t, i))
             if wanted((t, i)):
@@ -337,16 +337,16 @@ def _from_prefixes(case: Case, live: list[tuple[int, int]], wanted, shows) -> li
     except GoldenError:
         end = None
     if pending:
-        shows(pending[0][0], (pending.pop()[1], end.s if end is not None else None))
+        shows(pending[0][0], (pending.pop()[1], end.s if end is not None else None, program))
     return [p for p in live if p not in reached]
 
 
 def _ablated_outcome(case: Case, mask: dict, p: tuple[int, int], start: tuple | None, full: _Outcome) -> _Outcome:
-    """The run with position p made a NOP: from ``start`` (the full run's state before p, taken over, and after
-    p or None; prefix_ablation.ablated_run) when given, else from scratch; ``full`` itself where it rejoined."""
+    """The run with position p made a NOP: from ``start`` (the full run's state before p, taken over, after p or
+    None, and p's thread's decoded program; prefix_ablation.ablated_run) when given, else from scratch; ``full`` itself where it rejoined."""
     if start is not None:
         try:
-            a = ablated_run(start[0], p[0], decode_program(case.threads[p[0]]), p[1], _NOP, start[1])
+            a = ablated_run(start[0], p[0], start[2], p[1], _NOP, start[1])
         except GoldenError as e:
             return _Outcome(e.kind)
         if a is SAME:
