@@ -3,7 +3,7 @@ by row, Config by state (its words by bits), L1 by 4 KiB page, SrcA / SrcB rows 
 and pointers field by field, semaphores one by one, a thread's own registers by thread, the rest whole. Dest
 is read and set by the rows its arrays are indexed with: golden reaches Dest's cells only by indexing them
 (golden.dest_view, golden/matrix/dest.py), so a step that takes Dest without indexing it reads all of it;
-tests/tensix_diff/test_race_dest_rows.py runs each step again with the rows it does not name changed."""
+tests/tensix_diff/test_race_named_parts.py runs each step again with the rows it does not name changed."""
 from __future__ import annotations
 
 import dataclasses
