@@ -38,23 +38,16 @@ mutex first conflicts through what the sections do.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
-import numpy as np
-
 from golden.analysis import traced_state
-from golden.analysis.traced_state import firsts, value
-from golden.config_words import FULL
 from golden.errors import Blocked, GoldenError
 
 from .passed_waits import COUNTING, Prober, counts, sync
-from .state_parts import DEST as _DEST, OWN, owners as _owners, pages as _pages, rows as _rows
+from .state_parts import OWN, owners
+from .step_access import ABSENT as _ABSENT, ALL, StepAccess
 
-ALL = None                                   # a detail covering the whole part
-_ABSENT = frozenset()                        # no access
 _NO_ORDER = frozenset({("mutex",)})          # parts whose release orders nothing
-_UNKNOWN = ("?",)                            # the part of a container nothing maps
 
 
 def _overlap(a, b) -> bool:
@@ -69,8 +62,8 @@ def _overlap(a, b) -> bool:
 
 @dataclass(slots=True)
 class Step:
-    """One executed step: its thread, its number in that thread (1-based), the parts it read and wrote
-    (part -> detail: a frozenset of rows / words / pages, or ALL) and its vector clock."""
+    """One executed step: its thread, its number in that thread (1-based), the parts it read and wrote (part ->
+    detail: Dest's rows or Config's bits as a mask, L1's pages as a frozenset, or ALL) and its vector clock."""
     thread: int
     local: int
     reads: dict
@@ -95,25 +88,15 @@ class Candidate:
     part: tuple
 
 
-class Recorder:
+class Recorder(StepAccess):
     """Records golden's Tensix.step (golden.analysis.traced_state, the tracer provenance uses): each cell a step
-    takes or changes is coarsened to its part (``_owners``)."""
+    takes or changes is coarsened to its part (tensix_diff.step_access)."""
 
     def __init__(self):
-        self.steps: list[Step] = []
+        super().__init__()
+        self._log: list = []          # per step: its Step, or (thread, mine, taken) of one that reported no more
+        self._made = 0                # the log's length when its entries were last all made Steps
         self.count = [0] * 4
-        self._reads: dict = {}
-        self._writes: dict = {}
-        self._touched: dict = {}      # id(array) -> (array, copy before the step)
-        self._set = _ABSENT           # the Dest rows the step set (ALL: not known which)
-        self.own = -1                 # the stepping thread: its entries of the per-thread lists are its own
-        self.mine: list = []          # the per-thread lists whose entry ``own`` the step took
-        self._others: dict = {}       # another thread's own part taken -> (list, index, copy before the step)
-        self.taken: list = []         # (container, key) of the cells read (golden.analysis.traced_state)
-        self.written: list = []       # (container, key, value before) of the cells set
-        self.fields: list = []        # (container, key, bits) of Config words read by bits
-        self._may: dict = {}          # (id(container), key) -> the bits a Config write may change
-        self._sync: list = []         # (container, key, value before) of synchronisation cells set
         self._section: dict[int, int] = {}
         self._waited: dict[int, tuple[set, int]] = {}
         self.prober = Prober(self)
@@ -122,178 +105,8 @@ class Recorder:
         """Record the run of machine ``m`` (before it starts; its state is instrumented in place)."""
         self.m, self.state = m, traced_state.instrument(m.s, whole=OWN)
         self.gate = m.s.wait_gate
-        self._owner = _owners(m.s)
+        self._owner = owners(m.s)
         self._dest = {id(m.s.dest.bits), id(m.s.dest.valid)}
-        self._syncs = {p for o in self._owner.values() for p in (o.values() if o.__class__ is dict else (o,))
-                       if sync(p)}
-
-    def where(self, cell) -> tuple | None:
-        """The part a (container, key) lies in (None: structure)."""
-        o = self._owner.get(id(cell[0]))
-        if o is None:
-            return _UNKNOWN
-        if o.__class__ is int:
-            return ("config", o)
-        if o.__class__ is list:
-            return o[cell[1]]
-        return o if o.__class__ is tuple else o.get(cell[1])
-
-    # --- the tracer's reports during one step (golden.analysis.traced_state) ---
-    def _take(self, part: tuple) -> None:
-        """A part handed to a handler: read whole."""
-        self._reads[part] = ALL
-
-    @staticmethod
-    def _part(o, key):
-        """The part cell ``key`` of a container lies in (``o``: the container's entry in ``_owners``)."""
-        return o if o.__class__ is tuple else o.get(key)
-
-    def whole(self, lst, i: int) -> None:
-        """Another thread's entry of a per-thread list taken whole: read, and written when the step changes it
-        (compared with a copy at the end of the step). The thread's own (``mine``) are read and written."""
-        part = self._owner[id(lst)][i]
-        if i == self.own:
-            self.mine.append(lst)
-        elif part not in self._others:
-            self._reads[part] = ALL
-            self._others[part] = (lst, i, copy.deepcopy(list.__getitem__(lst, i)))
-
-    def touch(self, arr, i=None) -> None:
-        """Array ``arr`` about to be set at index ``i`` (None: anywhere)."""
-        if id(arr) not in self._touched:
-            self._touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
-        if id(arr) in self._dest and self._set is not ALL:
-            rows = None if i is None else _rows(i[0] if i.__class__ is tuple and i else i, len(arr))
-            self._set = ALL if rows is None else self._set | frozenset(rows)
-
-    def read_array(self, arr, i) -> None:
-        if id(arr) not in self._touched:
-            self._touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
-        if id(arr) in self._dest and self._reads.get(_DEST, _ABSENT) is not ALL:     # Dest by the rows indexed
-            rows = None if i is None else _rows(i[0] if i.__class__ is tuple and i else i, len(arr))
-            if rows is not None:
-                self._add(self._reads, _DEST, rows)
-                return
-        self._take(self._owner[id(arr)])
-
-    def field(self, lst, i: int, bits: int) -> None:
-        self.fields.append((lst, i, bits))
-
-    def may_set(self, lst, i: int, bits: int) -> None:
-        self._may[id(lst), i] = bits
-
-    def read_l1(self, l1, addr: int, n: int) -> None:
-        self._add(self._reads, ("l1",), _pages(l1, addr, n))
-
-    def wrote_l1(self, l1, addr: int, n: int, changed, before, after) -> None:
-        """A write of the value already there reads it."""
-        self._add(self._writes if changed.size else self._reads, ("l1",), _pages(l1, addr, n))
-
-    @staticmethod
-    def _add(to: dict, part: tuple, detail) -> None:
-        old = to.get(part, _ABSENT)
-        if old is not ALL:
-            to[part] = old | frozenset(detail)
-
-    def _finish(self) -> tuple[dict, dict]:
-        """The step's reads and writes (part -> detail)."""
-        reads, writes = self._reads, self._writes
-        if self.mine:
-            owner, t = self._owner, self.own
-            for lst in self.mine:
-                part = owner[id(lst)][t]
-                reads[part] = writes[part] = ALL
-            self.mine = []
-        if self.taken or self.written or self.fields:
-            self._cells(reads, writes)
-            self.taken, self.written = [], []
-            if self.fields:
-                self.fields = []
-        if self._touched:
-            self._arrays(writes)
-            self._touched = {}
-        if self._set is not _ABSENT:      # Dest rows set to what they held: read
-            changed = writes.get(_DEST, _ABSENT)
-            if self._set is ALL or changed is not ALL:
-                left = ALL if self._set is ALL else self._set - changed
-                if left is ALL:
-                    reads[_DEST] = ALL
-                elif left and reads.get(_DEST, _ABSENT) is not ALL:
-                    self._add(reads, _DEST, left)
-            self._set = _ABSENT
-        if self._others:
-            for part, (lst, i, before) in self._others.items():
-                reads[part] = ALL
-                if list.__getitem__(lst, i) != before:
-                    writes[part] = ALL
-            self._others = {}
-        self._reads, self._writes = {}, {}
-        return reads, writes
-
-    def _cells(self, reads: dict, writes: dict) -> None:
-        """The parts of the cells the step took and set. Config by bits (word i's at 32 * i): those read, and
-        those a write may change but left as they were (read); those it changed are written."""
-        owner, words, done = self._owner, {}, set()
-        for obj, key in self.taken:
-            i = id(obj)
-            if i in done:
-                continue
-            o = owner.get(i)
-            if o is None or o.__class__ is tuple:     # structure, or a container inside one part: once
-                done.add(i)
-                if o is not None and o not in reads and (o != _DEST or self._set is _ABSENT):
-                    self._take(o)
-            elif o.__class__ is int:                  # a Config word, whole
-                words[o] = words.get(o, 0) | FULL << 32 * key
-            else:
-                part = self._part(o, key)
-                if part is not None and part not in reads and (part != _DEST or self._set is _ABSENT):
-                    self._take(part)
-        for obj, key, bits in self.fields:
-            o = owner.get(id(obj))
-            if o.__class__ is int:
-                words[o] = words.get(o, 0) | bits << 32 * key
-        for obj, key, before in firsts(self.written).values() if self.written else ():
-            o = owner.get(id(obj))
-            if o is None:
-                continue
-            now = value(obj, key)
-            if o.__class__ is int:
-                changed = (now ^ before) & FULL
-                may = self._may.get((id(obj), key), FULL)
-                if changed:
-                    k = ("config", o)
-                    writes[k] = writes.get(k, 0) | changed << 32 * key
-                words[o] = words.get(o, 0) | (may & ~changed) << 32 * key
-                continue
-            part = o if o.__class__ is tuple else self._part(o, key)     # setting a cell takes its part
-            if part in self._syncs:
-                self._sync.append((obj, key, before, now))
-            if part is None or writes.get(part, _ABSENT) is ALL:
-                continue
-            if part not in reads:
-                self._take(part)
-            if not (now is before or now == before):
-                writes[part] = ALL
-        if self._may:
-            self._may = {}
-        for i, bits in words.items():
-            reads["config", i] = bits
-
-    def _arrays(self, writes: dict) -> None:
-        """The parts of the arrays the step changed (Dest by row)."""
-        owner = self._owner
-        for arr, before in self._touched.values():
-            now = arr.view(np.ndarray)
-            if now.tobytes() == before.tobytes():
-                continue
-            part, diff = owner[id(arr)], now != before
-            if part == ("dest",):             # Dest by row: its bits or its valid bit
-                rows = np.flatnonzero(diff.any(axis=1) if diff.ndim == 2 else diff)
-                if rows.size:
-                    self._add(writes, part, rows.tolist())
-            elif diff.any():
-                writes[part] = ALL
 
     def step(self, t: int, d, index: int) -> None:
         m, prober = self.m, self.prober
@@ -308,26 +121,31 @@ class Recorder:
             reads, writes = self._finish()
             self._sync, prober.found = [], []
             parts, _ = self._waited.get(t, (set(), 0))
-            self._waited[t] = (parts | reads.keys() | writes.keys(), len(self.steps) - 1)
+            self._waited[t] = (parts | reads.keys() | writes.keys(), len(self._log) - 1)
             raise
         except GoldenError:
             self._record(t, d.handler)
             raise
         finally:
             traced_state.ACTIVE = None
-        self._record(t, d.handler)
+        if self.written or self._more or prober.found or t in self._waited:
+            self._record(t, d.handler)
+        else:               # its own parts and cells taken alone: made a Step when asked (``steps``)
+            self._log.append((t, self.mine, self.taken))
+            self.mine, self.taken = [], []
+            self.count[t] += 1
         now = list.__getitem__(self.gate, t)
         if now is not latch and now is not None:
             prober.latched[t] = self.count[t]
         if prober.found:
-            prober.keep(self.steps[-1], t)
+            prober.keep(self._log[-1], t)
 
     def _record(self, t: int, handler) -> None:
         reads, writes = self._finish()
         counting = False
         if self._sync:      # (a count always sets a semaphore)
             counting = handler in COUNTING
-            self.prober.changed(len(self.steps), t, self._sync, counting)
+            self.prober.changed(len(self._log), t, self._sync, counting)
             self._sync = []
         self.count[t] += 1
         w = self._waited.pop(t, None)
@@ -339,11 +157,69 @@ class Recorder:
         step.section = self._section.get(t, 0)
         if counting:
             step.counting = True
-        self.steps.append(step)
+        self._log.append(step)
+
+    def ran(self) -> int:
+        """The number of steps recorded so far."""
+        return len(self._log)
+
+    @property
+    def steps(self) -> list[Step]:
+        """The steps run, in order."""
+        if self._made < len(self._log):
+            self._make_steps()
+        return self._log
+
+    def _make_steps(self) -> None:
+        """Each logged (thread, mine, taken) made the Step ``_finish`` would have given it at the time: its
+        number follows its thread's, its section is its thread's latest step's (only a step reading the mutexes
+        changes it, and such a step is made at once)."""
+        log, count, section = self._log, [0] * 4, [0] * 4
+        for n, x in enumerate(log):
+            if x.__class__ is Step:
+                count[x.thread], section[x.thread] = x.local, x.section
+                continue
+            t, self.mine, self.taken = x
+            self.own = t
+            count[t] += 1
+            reads, writes = self._finish()
+            log[n] = step = Step(t, count[t], reads, writes)
+            step.section = section[t]
+        self._made = len(log)
+
+    def _shared(self) -> bool:
+        """Whether a part one thread writes is taken by another (else no pair conflicts), without making the
+        logged steps Steps: what they took is read alone, their own parts are no other thread's unless a step
+        took another thread's (``whole``)."""
+        if self._crossed:
+            return True
+        writers: dict[tuple, set[int]] = {}
+        users: dict[tuple, set[int]] = {}
+        owner, parts = self._owner, {}
+        for x in self._log:
+            if x.__class__ is Step:
+                for k in x.writes:
+                    writers.setdefault(k, set()).add(x.thread)
+                for k in x.reads:
+                    users.setdefault(k, set()).add(x.thread)
+                continue
+            t, _, taken = x
+            for obj, key in taken:
+                cell = (id(obj), key)
+                part = parts.get(cell, _ABSENT)
+                if part is _ABSENT:
+                    o = owner.get(cell[0])
+                    part = parts[cell] = (o if o is None or o.__class__ is tuple else ("config", o)
+                                          if o.__class__ is int else self._part(o, key))
+                if part is not None:
+                    users.setdefault(part, set()).add(t)
+        return any(len(ts | users.get(k, set())) > 1 and k not in _NO_ORDER for k, ts in writers.items())
 
     # --- after the run ---
     def candidates(self) -> list[Candidate]:
         """Conflicting pairs of steps of different threads that nothing orders, in run order."""
+        if not self._shared():
+            return []
         writers: dict[tuple, set[int]] = {}
         users: dict[tuple, set[int]] = {}
         for s in self.steps:

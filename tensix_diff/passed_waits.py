@@ -266,7 +266,7 @@ class Prober:
         wants = None if latch is not None else self.read.get((t, d.handler))     # None: any part
         if wants is not None and not wants:
             return                  # its handler has read no synchronisation state
-        n = len(rec.steps)
+        n = rec.ran()
         own = len(self.at.get(t, ()))
         for b, mine in self.by.items():
             if b == t:

@@ -70,5 +70,15 @@ def rows(i, n: int):
     return None
 
 
+def mask(rows) -> int:
+    """Rows as a bit mask (row r: bit r), as Dest's rows are kept."""
+    if rows.__class__ is range and rows.step == 1:
+        return (1 << len(rows)) - 1 << rows.start if rows else 0
+    out = 0
+    for r in rows:
+        out |= 1 << r
+    return out
+
+
 def pages(l1, addr: int, n: int) -> range:
     return range(addr // l1.PAGE, (addr + max(n, 1) - 1) // l1.PAGE + 1)

@@ -1,0 +1,223 @@
+"""What one golden step read and wrote, by part (tensix_diff.state_parts), for the race check's Recorder
+(tensix_diff.happens_before, whose docstring gives the rules): the cells golden.analysis.traced_state reports
+while the step runs, coarsened to parts when it ends, Dest by row and Config by bit (as masks), L1 by page.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from golden.analysis.traced_state import firsts, value
+from golden.config_words import FULL
+
+from .passed_waits import sync
+from .state_parts import DEST as _DEST, mask as _mask, pages as _pages, rows as _rows
+
+ALL = None                                   # a detail covering the whole part
+ABSENT = frozenset()                         # no access
+_UNKNOWN = ("?",)                            # the part of a container nothing maps
+
+
+class StepAccess:
+    """The reports of the step running now (golden.analysis.traced_state calls these); ``_finish`` turns them
+    into its reads and writes (part -> detail). ``_owner`` (tensix_diff.state_parts.owners) and ``_dest`` (the
+    ids of Dest's arrays) are set when a machine is attached."""
+
+    def __init__(self):
+        self._crossed = False         # whether a step took another thread's own part (``whole``)
+        self._more = False            # whether the step reported more than cells taken and its own parts
+        self._reads: dict = {}
+        self._writes: dict = {}
+        self._touched: dict = {}      # id(array) -> (array, copy before the step)
+        self._set = ABSENT           # the Dest rows the step set (ALL: not known which)
+        self.own = -1                 # the stepping thread: its entries of the per-thread lists are its own
+        self.mine: list = []          # the per-thread lists whose entry ``own`` the step took
+        self._others: dict = {}       # another thread's own part taken -> (list, index, copy before the step)
+        self.taken: list = []         # (container, key) of the cells read (golden.analysis.traced_state)
+        self.written: list = []       # (container, key, value before) of the cells set
+        self.fields: list = []        # (container, key, bits) of Config words read by bits
+        self._may: dict = {}          # (id(container), key) -> the bits a Config write may change
+        self._sync: list = []         # (container, key, value before) of synchronisation cells set
+
+    def where(self, cell) -> tuple | None:
+        """The part a (container, key) lies in (None: structure)."""
+        o = self._owner.get(id(cell[0]))
+        if o is None:
+            return _UNKNOWN
+        if o.__class__ is int:
+            return ("config", o)
+        if o.__class__ is list:
+            return o[cell[1]]
+        return o if o.__class__ is tuple else o.get(cell[1])
+
+    # --- the tracer's reports during one step (golden.analysis.traced_state) ---
+    def _take(self, part: tuple) -> None:
+        """A part handed to a handler: read whole."""
+        self._reads[part] = ALL
+
+    @staticmethod
+    def _part(o, key):
+        """The part cell ``key`` of a container lies in (``o``: the container's entry in ``_owners``)."""
+        return o if o.__class__ is tuple else o.get(key)
+
+    def whole(self, lst, i: int) -> None:
+        """Another thread's entry of a per-thread list taken whole: read, and written when the step changes it
+        (compared with a copy at the end of the step). The thread's own (``mine``) are read and written."""
+        part = self._owner[id(lst)][i]
+        if i == self.own:
+            self.mine.append(lst)
+        elif part not in self._others:
+            self._crossed = self._more = True
+            self._reads[part] = ALL
+            self._others[part] = (lst, i, copy.deepcopy(list.__getitem__(lst, i)))
+
+    def touch(self, arr, i=None) -> None:
+        """Array ``arr`` about to be set at index ``i`` (None: anywhere)."""
+        self._more = True
+        if id(arr) not in self._touched:
+            self._touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
+        if id(arr) in self._dest and self._set is not ALL:
+            rows = None if i is None else _rows(i[0] if i.__class__ is tuple and i else i, len(arr))
+            self._set = ALL if rows is None else _mask(rows) if self._set is ABSENT else self._set | _mask(rows)
+
+    def read_array(self, arr, i) -> None:
+        self._more = True
+        if id(arr) not in self._touched:
+            self._touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
+        if id(arr) in self._dest and self._reads.get(_DEST, ABSENT) is not ALL:     # Dest by the rows indexed
+            rows = None if i is None else _rows(i[0] if i.__class__ is tuple and i else i, len(arr))
+            if rows is not None:
+                self._add_rows(self._reads, _mask(rows))
+                return
+        self._take(self._owner[id(arr)])
+
+    def field(self, lst, i: int, bits: int) -> None:
+        self._more = True
+        self.fields.append((lst, i, bits))
+
+    def may_set(self, lst, i: int, bits: int) -> None:
+        self._may[id(lst), i] = bits
+
+    def read_l1(self, l1, addr: int, n: int) -> None:
+        self._more = True
+        self._add(self._reads, ("l1",), _pages(l1, addr, n))
+
+    def wrote_l1(self, l1, addr: int, n: int, changed, before, after) -> None:
+        """A write of the value already there reads it."""
+        self._more = True
+        self._add(self._writes if changed.size else self._reads, ("l1",), _pages(l1, addr, n))
+
+    @staticmethod
+    def _add_rows(to: dict, rows: int) -> None:
+        """Dest rows (a mask) added to a step's reads or writes."""
+        old = to.get(_DEST, ABSENT)
+        if old is not ALL:
+            to[_DEST] = rows if old is ABSENT else old | rows
+
+    @staticmethod
+    def _add(to: dict, part: tuple, detail) -> None:
+        old = to.get(part, ABSENT)
+        if old is not ALL:
+            to[part] = old | frozenset(detail)
+
+    def _finish(self) -> tuple[dict, dict]:
+        """The step's reads and writes (part -> detail)."""
+        reads, writes = self._reads, self._writes
+        if self.mine:
+            owner, t = self._owner, self.own
+            for lst in self.mine:
+                part = owner[id(lst)][t]
+                reads[part] = writes[part] = ALL
+            self.mine = []
+        if self.taken or self.written or self.fields:
+            self._cells(reads, writes)
+            self.taken, self.written = [], []
+            if self.fields:
+                self.fields = []
+        if self._touched:
+            self._arrays(writes)
+            self._touched = {}
+        if self._set is not ABSENT:      # Dest rows set to what they held: read
+            changed = writes.get(_DEST, ABSENT)
+            if self._set is ALL or changed is not ALL:
+                left = self._set if self._set is ALL or changed is ABSENT else self._set & ~changed
+                if left is ALL:
+                    reads[_DEST] = ALL
+                elif left:
+                    self._add_rows(reads, left)
+            self._set = ABSENT
+        if self._others:
+            for part, (lst, i, before) in self._others.items():
+                reads[part] = ALL
+                if list.__getitem__(lst, i) != before:
+                    writes[part] = ALL
+            self._others = {}
+        self._reads, self._writes, self._more = {}, {}, False
+        return reads, writes
+
+    def _cells(self, reads: dict, writes: dict) -> None:
+        """The parts of the cells the step took and set. Config by bits (word i's at 32 * i): those read, and
+        those a write may change but left as they were (read); those it changed are written."""
+        owner, words, done = self._owner, {}, set()
+        for obj, key in self.taken:
+            i = id(obj)
+            if i in done:
+                continue
+            o = owner.get(i)
+            if o is None or o.__class__ is tuple:     # structure, or a container inside one part: once
+                done.add(i)
+                if o is not None and o not in reads and (o != _DEST or self._set is ABSENT):
+                    self._take(o)
+            elif o.__class__ is int:                  # a Config word, whole
+                words[o] = words.get(o, 0) | FULL << 32 * key
+            else:
+                part = self._part(o, key)
+                if part is not None and part not in reads and (part != _DEST or self._set is ABSENT):
+                    self._take(part)
+        for obj, key, bits in self.fields:
+            o = owner.get(id(obj))
+            if o.__class__ is int:
+                words[o] = words.get(o, 0) | bits << 32 * key
+        for obj, key, before in firsts(self.written).values() if self.written else ():
+            o = owner.get(id(obj))
+            if o is None:
+                continue
+            now = value(obj, key)
+            if o.__class__ is int:
+                changed = (now ^ before) & FULL
+                may = self._may.get((id(obj), key), FULL)
+                if changed:
+                    k = ("config", o)
+                    writes[k] = writes.get(k, 0) | changed << 32 * key
+                words[o] = words.get(o, 0) | (may & ~changed) << 32 * key
+                continue
+            part = o if o.__class__ is tuple else self._part(o, key)     # setting a cell takes its part
+            if sync(part):
+                self._sync.append((obj, key, before, now))
+            if part is None or writes.get(part, ABSENT) is ALL:
+                continue
+            if part not in reads:
+                self._take(part)
+            if not (now is before or now == before):
+                writes[part] = ALL
+        if self._may:
+            self._may = {}
+        for i, bits in words.items():
+            reads["config", i] = bits
+
+    def _arrays(self, writes: dict) -> None:
+        """The parts of the arrays the step changed (Dest by row)."""
+        owner = self._owner
+        for arr, before in self._touched.values():
+            now = arr.view(np.ndarray)
+            if now.tobytes() == before.tobytes():
+                continue
+            part, diff = owner[id(arr)], now != before
+            if part == _DEST:                 # Dest by row: its bits or its valid bit
+                rows = int.from_bytes(np.packbits(diff.any(axis=1) if diff.ndim == 2 else diff,
+                                                  bitorder="little").tobytes(), "little")
+                if rows:
+                    self._add_rows(writes, rows)
+            elif diff.any():
+                writes[part] = ALL
