@@ -94,12 +94,14 @@ class Recorder(StepAccess):
 
     def __init__(self):
         super().__init__()
-        self._log: list = []          # per step: its Step, or (thread, mine, taken) of one that reported no more
+        self._log: list = []          # per step: its Step, or ``_logged`` for one that reported no more
         self._made = 0                # the log's length when its entries were last all made Steps
+        self._now: list[Step] = []    # the steps made at once
+        self._scanned = (0, (0, 0))   # (log length, the logged steps' ends then): ``_ends``
         self.count = [0] * 4
         self._section: dict[int, int] = {}
         self._waited: dict[int, tuple[set, int]] = {}
-        self.prober = Prober(self)
+        self.prober = Prober()
 
     def attach(self, m) -> None:
         """Record the run of machine ``m`` (before it starts; its state is instrumented in place)."""
@@ -109,16 +111,16 @@ class Recorder(StepAccess):
         self._dest = {id(m.s.dest.bits), id(m.s.dest.valid)}
 
     def step(self, t: int, d, index: int) -> None:
-        m, prober = self.m, self.prober
+        prober, waited = self.prober, self._waited
         latch = list.__getitem__(self.gate, t)
-        if prober.by and t not in self._waited:       # a wait that blocked orders it already (``_release``)
-            prober.probe(t, d, index, self.count[t] + 1, latch)
+        if prober.by and t not in waited:       # a wait that blocked orders it already (``_release``)
+            prober.probe(self, t, d, index, self.count[t] + 1, latch)
         self.own = t
         traced_state.ACTIVE = self
         try:
-            m.step(t, d, index)
+            self.m.step(t, d, index)
         except Blocked:
-            reads, writes = self._finish()
+            reads, writes = self._finish_from(*self._ends())
             self._sync, prober.found = [], []
             parts, _ = self._waited.get(t, (set(), 0))
             self._waited[t] = (parts | reads.keys() | writes.keys(), len(self._log) - 1)
@@ -128,24 +130,58 @@ class Recorder(StepAccess):
             raise
         finally:
             traced_state.ACTIVE = None
-        if self.written or self._more or prober.found or t in self._waited:
+        found = prober.found
+        if self.written or self._more or found or t in waited:
             self._record(t, d.handler)
         else:               # its own parts and cells taken alone: made a Step when asked (``steps``)
-            self._log.append((t, self.mine, self.taken))
-            self.mine, self.taken = [], []
+            self._log.append(len(self.mine) << 40 | len(self.taken) << 2 | t)
             self.count[t] += 1
         now = list.__getitem__(self.gate, t)
         if now is not latch and now is not None:
             prober.latched[t] = self.count[t]
-        if prober.found:
+        if found:
             prober.keep(self._log[-1], t)
 
+    def _ends(self) -> tuple[int, int]:
+        """Where the logged steps' reports end in ``mine`` and ``taken`` (the step running now reported the rest):
+        the latest logged step's ends (looked for back to where the last call looked)."""
+        log, (n0, ends) = self._log, self._scanned
+        for n in range(len(log) - 1, n0 - 1, -1):
+            x = log[n]
+            if x.__class__ is int:
+                ends = (x >> 40, x >> 2 & (1 << 38) - 1)
+                break
+        self._scanned = (len(log), ends)
+        return ends
+
+    def _finish_from(self, m0: int, k0: int) -> tuple[dict, dict]:
+        """``_finish`` of the step running now, whose reports in ``mine`` and ``taken`` start at ``m0``, ``k0``
+        (those before are the logged steps')."""
+        mine, taken = self.mine, self.taken
+        self.mine, self.taken = mine[m0:], taken[k0:]
+        del mine[m0:], taken[k0:]
+        try:
+            return self._finish()
+        finally:
+            self.mine, self.taken = mine, taken
+
+    def _logged(self):
+        """(log index, thread, mine, taken) of each step logged by ``len(mine) << 40 | len(taken) << 2 | thread``
+        (where its reports end in the lists ``mine`` and ``taken``, which hold theirs alone)."""
+        m0 = k0 = 0
+        mine, taken = self.mine, self.taken
+        for n, x in enumerate(self._log):
+            if x.__class__ is int:
+                m1, k1 = x >> 40, x >> 2 & (1 << 38) - 1
+                yield n, x & 3, mine[m0:m1], taken[k0:k1]
+                m0, k0 = m1, k1
+
     def _record(self, t: int, handler) -> None:
-        reads, writes = self._finish()
+        reads, writes = self._finish_from(*self._ends())
         counting = False
         if self._sync:      # (a count always sets a semaphore)
             counting = handler in COUNTING
-            self.prober.changed(len(self._log), t, self._sync, counting)
+            self.prober.changed(self, len(self._log), t, self._sync, counting)
             self._sync = []
         self.count[t] += 1
         w = self._waited.pop(t, None)
@@ -158,6 +194,7 @@ class Recorder(StepAccess):
         if counting:
             step.counting = True
         self._log.append(step)
+        self._now.append(step)
 
     def ran(self) -> int:
         """The number of steps recorded so far."""
@@ -171,21 +208,24 @@ class Recorder(StepAccess):
         return self._log
 
     def _make_steps(self) -> None:
-        """Each logged (thread, mine, taken) made the Step ``_finish`` would have given it at the time: its
-        number follows its thread's, its section is its thread's latest step's (only a step reading the mutexes
-        changes it, and such a step is made at once)."""
+        """Each logged step made the Step ``_finish`` would have given it at the time: its number follows its
+        thread's, its section is its thread's latest step's (only a step reading the mutexes changes it, and
+        such a step is made at once)."""
         log, count, section = self._log, [0] * 4, [0] * 4
+        logged = dict((n, (t, mine, taken)) for n, t, mine, taken in self._logged())
         for n, x in enumerate(log):
             if x.__class__ is Step:
                 count[x.thread], section[x.thread] = x.local, x.section
                 continue
-            t, self.mine, self.taken = x
+            t, self.mine, self.taken = logged[n]
             self.own = t
             count[t] += 1
             reads, writes = self._finish()
             log[n] = step = Step(t, count[t], reads, writes)
             step.section = section[t]
+        self.mine, self.taken = [], []
         self._made = len(log)
+        self._scanned = (len(log), (0, 0))
 
     def _shared(self) -> bool:
         """Whether a part one thread writes is taken by another (else no pair conflicts), without making the
@@ -193,26 +233,25 @@ class Recorder(StepAccess):
         took another thread's (``whole``)."""
         if self._crossed:
             return True
-        writers: dict[tuple, set[int]] = {}
-        users: dict[tuple, set[int]] = {}
-        owner, parts = self._owner, {}
-        for x in self._log:
-            if x.__class__ is Step:
-                for k in x.writes:
-                    writers.setdefault(k, set()).add(x.thread)
-                for k in x.reads:
-                    users.setdefault(k, set()).add(x.thread)
-                continue
-            t, _, taken = x
+        writers, users = _threads(self.steps if self._made else self._now)
+        if writers and not self._made and self.taken:
+            taken, owner, part = self.taken, self._owner, {}
             for obj, key in taken:
                 cell = (id(obj), key)
-                part = parts.get(cell, _ABSENT)
-                if part is _ABSENT:
+                if cell not in part:
                     o = owner.get(cell[0])
-                    part = parts[cell] = (o if o is None or o.__class__ is tuple else ("config", o)
-                                          if o.__class__ is int else self._part(o, key))
-                if part is not None:
-                    users.setdefault(part, set()).add(t)
+                    part[cell] = (o if o is None or o.__class__ is tuple else ("config", o)
+                                  if o.__class__ is int else self._part(o, key))
+            if not writers.keys().isdisjoint(part.values()):
+                k0 = 0
+                for x in self._log:
+                    if x.__class__ is int:
+                        k1 = x >> 2 & (1 << 38) - 1
+                        for obj, key in taken[k0:k1]:
+                            k = part[id(obj), key]
+                            if k in writers:
+                                users.setdefault(k, set()).add(x & 3)
+                        k0 = k1
         return any(len(ts | users.get(k, set())) > 1 and k not in _NO_ORDER for k, ts in writers.items())
 
     # --- after the run ---
@@ -220,13 +259,7 @@ class Recorder(StepAccess):
         """Conflicting pairs of steps of different threads that nothing orders, in run order."""
         if not self._shared():
             return []
-        writers: dict[tuple, set[int]] = {}
-        users: dict[tuple, set[int]] = {}
-        for s in self.steps:
-            for k in s.writes:
-                writers.setdefault(k, set()).add(s.thread)
-            for k in s.reads:
-                users.setdefault(k, set()).add(s.thread)
+        writers, users = _threads(self.steps)
         shared = {k for k, ts in writers.items() if len(ts | users.get(k, set())) > 1 and k not in _NO_ORDER}
         if not shared:
             return []
@@ -292,6 +325,18 @@ class Recorder(StepAccess):
         if any(writers.get(k, set()) - {s.thread, b} for k in enabling):
             return None
         return src
+
+
+def _threads(steps: list[Step]) -> tuple[dict, dict]:
+    """part -> the threads whose steps wrote it, and part -> those whose steps read it."""
+    writers: dict[tuple, set[int]] = {}
+    users: dict[tuple, set[int]] = {}
+    for s in steps:
+        for k in s.writes:
+            writers.setdefault(k, set()).add(s.thread)
+        for k in s.reads:
+            users.setdefault(k, set()).add(s.thread)
+    return writers, users
 
 
 def _last_conflict(earlier: list[Step], s: Step, k: tuple, known: int, commute: bool = False):

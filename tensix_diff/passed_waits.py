@@ -233,10 +233,10 @@ class Prober:
     Which steps are probed and from which change is only a matter of cost (an order is kept only when
     ``Passed.holds``): a step is tried from the latest and from the earliest change not yet known to precede
     it, among those of parts its handler has read before (any part while its Wait Gate is latched), and not
-    again while nothing has changed since a try that passed."""
+    again while nothing has changed since a try that passed. The recorder (tensix_diff.happens_before.Recorder)
+    is passed to each call, not kept: a recorded run is freed as soon as it is dropped."""
 
-    def __init__(self, rec):
-        self.rec = rec
+    def __init__(self):
         self.by: dict[int, list[tuple[int, list, frozenset]]] = {}   # thread -> [(run step, cells, parts)]
         self.at: dict[int, list[int]] = {}                 # thread -> the run steps of ``by``
         self.hist: dict[tuple, list[int]] = {}             # (id(container), key) -> run steps that set it
@@ -246,21 +246,20 @@ class Prober:
         self.latched = [0] * 4                             # thread -> the number of its step that latched its gate
         self.found: list[Passed] = []
 
-    def changed(self, n: int, t: int, sets: list, counting: bool) -> None:
+    def changed(self, rec, n: int, t: int, sets: list, counting: bool) -> None:
         """Run step ``n`` of thread ``t`` (``counting``: a COUNTING handler's) set the synchronisation cells
         ``sets`` ((container, key, value before, value after))."""
         changed = [c for c in sets if not (c[3] is c[2] or c[3] == c[2])]
         if changed:
-            parts = frozenset(self.rec.where((obj, key))[:2] for obj, key, _, _ in changed)
+            parts = frozenset(rec.where((obj, key))[:2] for obj, key, _, _ in changed)
             self.by.setdefault(t, []).append((n, changed, parts, counting))
             self.at.setdefault(t, []).append(n)
         for obj, key, before, after in sets:
             self.hist.setdefault((id(obj), key), []).append((n, before, after))
 
-    def probe(self, t: int, d, index: int, local: int, latch) -> None:
+    def probe(self, rec, t: int, d, index: int, local: int, latch) -> None:
         """Before thread ``t`` runs ``d`` as its step ``local`` (``latch``: its Wait Gate's): for each other
         thread, a change of it without which the step blocks."""
-        rec = self.rec
         if latch is not None and (d.ins is None or not holds_back(latch, d.ins.name)):
             latch = None            # a latch that cannot hold this step back: its handler's own waits alone
         wants = None if latch is not None else self.read.get((t, d.handler))     # None: any part
