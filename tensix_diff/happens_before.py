@@ -98,6 +98,7 @@ class Recorder(StepAccess):
         self._made = 0                # the log's length when its entries were last all made Steps
         self._now: list[Step] = []    # the steps made at once
         self._scanned = (0, (0, 0))   # (log length, the logged steps' ends then): ``_ends``
+        self._thread_at = ([0] * 4, [0] * 4)    # per thread, its steps' count and section up to ``_made``
         self.count = [0] * 4
         self._section: dict[int, int] = {}
         self._waited: dict[int, tuple[set, int]] = {}
@@ -169,8 +170,9 @@ class Recorder(StepAccess):
         """(log index, thread, mine, taken) of each step logged by ``len(mine) << 40 | len(taken) << 2 | thread``
         (where its reports end in the lists ``mine`` and ``taken``, which hold theirs alone)."""
         m0 = k0 = 0
-        mine, taken = self.mine, self.taken
-        for n, x in enumerate(self._log):
+        mine, taken, log = self.mine, self.taken, self._log
+        for n in range(self._made, len(log)):
+            x = log[n]
             if x.__class__ is int:
                 m1, k1 = x >> 40, x >> 2 & (1 << 38) - 1
                 yield n, x & 3, mine[m0:m1], taken[k0:k1]
@@ -211,9 +213,10 @@ class Recorder(StepAccess):
         """Each logged step made the Step ``_finish`` would have given it at the time: its number follows its
         thread's, its section is its thread's latest step's (only a step reading the mutexes changes it, and
         such a step is made at once)."""
-        log, count, section = self._log, [0] * 4, [0] * 4
-        logged = dict((n, (t, mine, taken)) for n, t, mine, taken in self._logged())
-        for n, x in enumerate(log):
+        log, (count, section) = self._log, self._thread_at
+        logged = {n: (t, mine, taken) for n, t, mine, taken in self._logged()}
+        for n in range(self._made, len(log)):
+            x = log[n]
             if x.__class__ is Step:
                 count[x.thread], section[x.thread] = x.local, x.section
                 continue

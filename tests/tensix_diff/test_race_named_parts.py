@@ -88,9 +88,10 @@ def _change_unnamed(s, step, rng) -> list:
     """Change, in state ``s``, every Dest row, Config bit and Src bank ``step`` neither read nor wrote; per
     family: (name, what it holds there, put the other state's values there)."""
     out = []
-    read, wrote = step.reads.get(DEST, frozenset()), step.writes.get(DEST, frozenset())
+    read, wrote = step.reads.get(DEST, 0), step.writes.get(DEST, 0)
     if read is not ALL and wrote is not ALL:
-        rows = np.setdiff1d(np.arange(len(s.dest.valid)), np.fromiter(read | wrote, int))
+        named = read | wrote                 # Dest rows as a mask: row r is bit r
+        rows = np.array([r for r in range(len(s.dest.valid)) if not named >> r & 1], dtype=np.int64)
         s.dest.bits[rows] = rng.integers(0, 1 << 16, (len(rows), s.dest.bits.shape[1]), dtype=np.uint16)
         s.dest.valid[rows] = ~s.dest.valid[rows]
         out.append((f"Dest rows", lambda x: (x.dest.bits[rows].tobytes(), x.dest.valid[rows].tobytes()),
