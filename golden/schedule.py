@@ -64,6 +64,20 @@ def interleave(streams: dict[int, Iterator[tuple[int, object]]], schedule: Sched
                 continue
             item = pending.pop(t, None) if pending else None
             left = rng.randint(1, 8) if rng is not None else full
+            if left == 1:                   # one instruction (round-robin): as below, without the loop
+                if item is None:
+                    item = next(items, None)
+                    if item is None:        # the stream ended
+                        del streams[t]
+                        continue
+                try:
+                    step(t, item[1], item[0])
+                except Blocked as b:
+                    pending[t] = item
+                    blocked[t] = (item, b.reason)
+                    continue
+                progressed = True
+                continue
             turn_items = items if item is None else itertools.chain((item,), items)      # the blocked one first
             issued = 0
             for index, d in turn_items if left == _UNBOUNDED else itertools.islice(turn_items, left):
