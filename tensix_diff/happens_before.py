@@ -288,7 +288,9 @@ class Recorder(StepAccess):
         seen: dict[tuple, dict[int, list[Step]]] = {}
         for s in self.steps:
             vc = s.clock
-            for k in shared.intersection(s.reads.keys() | s.writes.keys()):
+            # parts in the order the step reached them (a set's order moves with the hash seed, and the
+            # candidates' order decides which reversals are run first)
+            for k in dict.fromkeys(k for d in (s.reads, s.writes) for k in d if k in shared):
                 by_thread = seen.setdefault(k, {})
                 for other, earlier in by_thread.items():
                     if other != s.thread:

@@ -5,6 +5,9 @@ sampled schedules of the former check (tests/race_sampler.py) find and races non
 from __future__ import annotations
 
 import copy
+import os
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -197,3 +200,27 @@ def test_golden_run_just_made_of_the_case_is_the_sequential_schedule_the_check_r
     GoldenBackend().run(case)
     check(replace(case))                                        # an equal case, another object: run afresh
     assert len(runs) == 1 + n_alone
+
+
+_CANDIDATES = """
+import sys
+from tensix_diff.case import load_bundle
+from tensix_diff.happens_before import Recorder
+from tensix_diff.race import _run, check
+case = load_bundle(sys.argv[1])[0]
+rec = Recorder()
+_run(case, recorder=rec)
+print(rec.candidates())
+print(check(case))
+"""
+
+
+def test_candidates_and_reports_do_not_move_with_the_hash_seed():
+    """The candidates' order decides which reversals run first; it follows the run, never a set's order, which
+    moves with PYTHONHASHSEED. A pipeline case with candidates on six parts, under three seeds."""
+    bundle = ROOT / "tests" / "fuzz_corpus" / "ttsim-pipeline-s4100-part01.cases.jsonl.gz"
+    outs = {subprocess.run([sys.executable, "-c", _CANDIDATES, str(bundle)], check=True, capture_output=True,
+                           text=True, cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+            for seed in ("0", "1", "2")}
+    assert len(outs) == 1, "the candidates or the report change with the hash seed"
+    assert outs.pop().count("Candidate(") > 6
