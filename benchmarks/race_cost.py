@@ -4,7 +4,8 @@ against one golden run (tensix_diff.race; the verdict pays it for every multi-th
     python benchmarks/race_cost.py [--cases N] [--profile NAME] [--seed S]
     python benchmarks/race_cost.py --bundle tests/fuzz_corpus/ttsim-pipeline-s4100-part01.cases.jsonl.gz [--every 4]
 
-With --bundle: the recorded cases of a bundle (every Nth) instead of generated ones.
+With --bundle: the recorded cases of a bundle (every Nth) instead of generated ones. Where some multi-thread cases
+have race candidates and some not, each kind is also given apart (a candidate is confirmed or cleared by runs).
 
 Target (issue 25): at most 2x one golden run per multi-thread case.
 """
@@ -45,8 +46,11 @@ def main() -> None:
         rows[len(threads_in_use(c)) > 1].append((t1 - t0, t2 - t1, len(r.tried), r.candidates > 0))
     what = f"{args.bundle.name}, every {args.every}th" if args.bundle else f"'{args.profile}' (seed {args.seed})"
     print(f"{len(cases)} cases of {what}, CPU time")
-    for multi, label in ((False, "one thread"), (True, "several threads")):
-        r = rows[multi]
+    groups = [("one thread", rows[False]), ("several threads", rows[True])]
+    if any(x[3] for x in rows[True]) and not all(x[3] for x in rows[True]):
+        groups += [("  no candidates", [x for x in rows[True] if not x[3]]),
+                   ("  candidates", [x for x in rows[True] if x[3]])]
+    for label, r in groups:
         if r:
             g, c = (statistics.median(x[i] for x in r) for i in range(2))
             mg, mc = (statistics.mean(x[i] for x in r) for i in range(2))
@@ -54,7 +58,6 @@ def main() -> None:
             print(f"{label:16s} {len(r):4d} cases ({sum(x[3] for x in r)} with race candidates): {runs:.2f} run(s)"
                   f" per case, race check {c * 1e3:.2f} ms per case (median; one golden run {g * 1e3:.2f} ms,"
                   f" {c / g:.1f}x; mean {mc * 1e3:.2f} ms, {mc / mg:.1f}x)")
-
 
 if __name__ == "__main__":
     main()
