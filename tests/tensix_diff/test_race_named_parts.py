@@ -1,9 +1,9 @@
 """The race check's record of a step is sound (tensix_diff.happens_before, tensix_diff.state_parts): a step does
 not depend on state its record does not name. Each step of recorded cases is run again from a copy of the state
-before it, once as it was and once with everything in Dest rows, Config bits and SrcA / SrcB banks that it
+before it, once as it was and once with every Dest row, Config bit, SrcA / SrcB bank, L1 page and semaphore it
 neither read nor wrote changed; the two runs must end equal everywhere but there, and the step must leave those
-as they were. A handler that reads Dest without indexing it, or Config bits beyond those its reader names, would
-go unreported and hide races: it fails here."""
+as they were. A handler that reads Dest without indexing it, Config bits beyond those its reader names, or a
+semaphore it does not take would go unreported and hide races: it fails here."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from golden.core import Tensix
-from golden.errors import GoldenError
+from golden.errors import Blocked, GoldenError
 from golden.config_words import FULL
 from golden.state import copy_state, same_state
 from tensix_diff.case import load_any, load_bundle
@@ -55,7 +55,7 @@ def _after(state, t, d, index) -> Tensix | None:
     m = Tensix(state)
     try:
         m.step(t, d, index)
-    except GoldenError:
+    except (Blocked, GoldenError):
         return None
     return m
 
@@ -85,8 +85,8 @@ def test_a_step_depends_on_nothing_its_record_does_not_name(case):
 
 
 def _change_unnamed(s, step, rng) -> list:
-    """Change, in state ``s``, every Dest row, Config bit and Src bank ``step`` neither read nor wrote; per
-    family: (name, what it holds there, put the other state's values there)."""
+    """Change, in state ``s``, every Dest row, Config bit, Src bank, L1 page and semaphore ``step`` neither read
+    nor wrote; per family: (name, what it holds there, put the other state's values there)."""
     out = []
     read, wrote = step.reads.get(DEST, 0), step.writes.get(DEST, 0)
     if read is not ALL and wrote is not ALL:
@@ -116,4 +116,19 @@ def _change_unnamed(s, step, rng) -> list:
             out.append((f"{src} bank {i}", lambda x, src=src, i=i: getattr(x, src).banks[i].rows.tobytes(),
                         lambda x, y, src=src, i=i: getattr(x, src).banks[i].rows.__setitem__(
                             slice(None), getattr(y, src).banks[i].rows)))
+    named = step.reads.get(("l1",), frozenset())
+    named = ALL if named is ALL else named | step.writes.get(("l1",), frozenset())
+    if named is not ALL:
+        pages = sorted(set(s.l1.pages) - named)
+        for p in pages:
+            s.l1.pages[p][:] = rng.integers(0, 256, len(s.l1.pages[p]), dtype=np.uint8).tobytes()
+        out.append(("L1 pages", lambda x: [bytes(x.l1.pages[p]) for p in pages],
+                    lambda x, y: [x.l1.pages[p].__setitem__(slice(None), y.l1.pages[p]) for p in pages]))
+    sems = [i for i in range(len(s.semaphores))
+            if ("semaphores", i) not in step.reads and ("semaphores", i) not in step.writes]
+    for i in sems:
+        s.semaphores[i].value, s.semaphores[i].max = (int(v) for v in rng.integers(0, 16, 2))
+    out.append(("semaphores", lambda x: [(x.semaphores[i].value, x.semaphores[i].max) for i in sems],
+                lambda x, y: [setattr(x.semaphores[i], k, getattr(y.semaphores[i], k)) for i in sems
+                              for k in ("value", "max")]))
     return out
