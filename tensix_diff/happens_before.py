@@ -103,6 +103,7 @@ class Recorder(StepAccess):
         self._section: dict[int, int] = {}
         self._waited: dict[int, tuple[set, int]] = {}
         self.prober = Prober()
+        self._kept = None             # (steps, writers, users): ``_by_part``
 
     def attach(self, m) -> None:
         """Record the run of machine ``m`` (before it starts; its state is instrumented in place)."""
@@ -230,13 +231,20 @@ class Recorder(StepAccess):
         self._made = len(log)
         self._scanned = (len(log), (0, 0))
 
+    def _by_part(self) -> tuple[dict, dict]:
+        """``_threads`` of every step run (kept while no other step runs)."""
+        steps, kept = self.steps, self._kept
+        if kept is None or kept[0] != len(steps):
+            kept = self._kept = (len(steps), *_threads(steps))
+        return kept[1], kept[2]
+
     def _shared(self) -> bool:
         """Whether a part one thread writes is taken by another (else no pair conflicts), without making the
         logged steps Steps: what they took is read alone, their own parts are no other thread's unless a step
         took another thread's (``whole``)."""
         if self._crossed:
             return True
-        writers, users = _threads(self.steps if self._made else self._now)
+        writers, users = self._by_part() if self._made else _threads(self._now)
         if writers and not self._made and self.taken:
             taken, owner, part = self.taken, self._owner, {}
             for obj, key in taken:
@@ -262,7 +270,7 @@ class Recorder(StepAccess):
         """Conflicting pairs of steps of different threads that nothing orders, in run order."""
         if not self._shared():
             return []
-        writers, users = _threads(self.steps)
+        writers, users = self._by_part()
         shared = {k for k, ts in writers.items() if len(ts | users.get(k, set())) > 1 and k not in _NO_ORDER}
         if not shared:
             return []
@@ -274,7 +282,7 @@ class Recorder(StepAccess):
             src = self._release(n, s, writers)
             if src is not None:
                 vc[:] = [max(a, b) for a, b in zip(vc, src.clock)]
-            for p in sorted(s.passed, key=lambda p: p.j):
+            for p in sorted(s.passed, key=lambda p: p.j) if s.passed else ():
                 first = p.since + 1 if p.since else s.local      # the wait's first evaluation
                 floor = vc if first == s.local else self._clock_of(s.thread, first)
                 p.held = p.holds(self.steps, self.prober.hist, floor)
@@ -285,19 +293,32 @@ class Recorder(StepAccess):
         commute = {k for k in shared if k[0] == "semaphores" and k[1] < len(sems)
                    and counts(self.steps, self.prober.hist.get((id(sems[k[1]]), "value"), []), len(self.steps))}
         out: list[Candidate] = []
-        seen: dict[tuple, dict[int, list[Step]]] = {}
+        seen: dict[tuple, dict[int, tuple[list, list]]] = {}     # part -> thread -> (its steps on it, its writes)
+        waits = {k: sync(k) for k in shared}     # reading a wait condition only decides when a thread moves
         for s in self.steps:
             vc = s.clock
             # parts in the order the step reached them (a set's order moves with the hash seed, and the
             # candidates' order decides which reversals are run first)
             for k in dict.fromkeys(k for d in (s.reads, s.writes) for k in d if k in shared):
-                by_thread = seen.setdefault(k, {})
-                for other, earlier in by_thread.items():
-                    if other != s.thread:
-                        c = _last_conflict(earlier, s, k, vc[other], k in commute)
-                        if c is not None:
-                            out.append(Candidate(other, c.section or c.local, s.thread, s.local, k))
-                by_thread.setdefault(s.thread, []).append(s)
+                by_thread = seen.get(k)
+                if by_thread is None:
+                    by_thread = seen[k] = {}
+                sw = s.writes.get(k, _ABSENT)
+                sr = _ABSENT if waits[k] else s.reads.get(k, _ABSENT)
+                e = (s, sw, sr)
+                if sw is not _ABSENT or sr is not _ABSENT:
+                    for other, (earlier, wrote) in by_thread.items():
+                        if other != s.thread:
+                            c = _last_conflict(earlier if sw is not _ABSENT else wrote, s, sw, sr, vc[other],
+                                               k in commute)
+                            if c is not None:
+                                out.append(Candidate(other, c.section or c.local, s.thread, s.local, k))
+                mine = by_thread.get(s.thread)
+                if mine is None:
+                    mine = by_thread[s.thread] = ([], [])
+                mine[0].append(e)
+                if sw is not _ABSENT:
+                    mine[1].append(e)
         return out
 
     def _clock_of(self, t: int, local: int) -> tuple:
@@ -344,18 +365,17 @@ def _threads(steps: list[Step]) -> tuple[dict, dict]:
     return writers, users
 
 
-def _last_conflict(earlier: list[Step], s: Step, k: tuple, known: int, commute: bool = False):
-    """The latest of another thread's steps on part ``k`` that conflicts with ``s`` and is not ordered
-    before it (its number is above ``known``, what ``s``'s clock has seen of that thread). ``commute``: two
-    counts of this semaphore commute (passed_waits.counts), so they do not conflict."""
-    waits = sync(k)        # reading a wait condition only decides when a thread moves
-    sw, sr = s.writes.get(k, _ABSENT), _ABSENT if waits else s.reads.get(k, _ABSENT)
-    for e in reversed(earlier):
+def _last_conflict(earlier: list[tuple], s: Step, sw, sr, known: int, commute: bool = False):
+    """The latest of another thread's steps on a part that conflicts with ``s`` and is not ordered before it
+    (its number is above ``known``, what ``s``'s clock has seen of that thread). ``earlier``: that thread's
+    (step, its write, its read of the part) in run order (only its writes will do when ``s`` only reads);
+    ``sw``, ``sr``: those of ``s`` (a wait condition's read is none). ``commute``: two counts of this semaphore
+    commute (passed_waits.counts), so they do not conflict."""
+    for e, ew, er in reversed(earlier):
         if e.local <= known:
             return None
         if commute and e.counting and s.counting:
             continue
-        ew, er = e.writes.get(k, _ABSENT), _ABSENT if waits else e.reads.get(k, _ABSENT)
         if sw is not _ABSENT and (_overlap(ew, sw) or _overlap(er, sw)):
             return e
         if ew is not _ABSENT and _overlap(ew, sr):

@@ -35,19 +35,24 @@ class _Passes(Exception):
 
 
 class _Probe:
-    """What golden.analysis.traced_state reports to during a probe: synchronisation cells taken are kept."""
+    """What golden.analysis.traced_state reports to during a probe: synchronisation cells taken are kept (one
+    for a prober, ``start``ed afresh for each probe; its report lists keep nothing)."""
 
-    def __init__(self, t: int, where, gate):
-        self.own, self.where, self.gate = t, where, gate
-        self.cells: set = set()
-        self.parts: set = set()
-        self.latched = False
+    def __init__(self):
         self.taken, self.written, self.mine = _Taken(self), _Stop(), _Mine(self)
+
+    def start(self, t: int, where, gate) -> "_Probe":
+        self.own, self.where, self.gate = t, where, gate
+        self.cells, self.parts, self.latched = set(), set(), False
+        return self
 
     def whole(self, lst, i) -> None:
         raise _Passes
 
     def field(self, lst, i, mask) -> None:
+        raise _Passes
+
+    def read_bits(self, lst, bits) -> None:
         raise _Passes
 
     def may_set(self, lst, i, mask) -> None:
@@ -114,17 +119,17 @@ class _Mine(_Report):
         self.probe.latched = list.__getitem__(lst, self.probe.own) is not None
 
 
-def would_block(m, t: int, d, index: int, back: list, where, gate) -> tuple[bool, frozenset, bool, set]:
+def would_block(m, t: int, d, index: int, back: list, where, gate, probe: _Probe
+                ) -> tuple[bool, frozenset, bool, set]:
     """Try thread ``t``'s step ``d`` with the cells ``back`` ((container, key, value) of synchronisation state)
     set to those values: (whether it blocks, the cells (id(container), key) it read, whether it read a latched
     Wait Gate, the kinds of parts (their first two items) it read). ``where(cell)``: the part of a
-    (container, key) (None: structure)."""
+    (container, key) (None: structure). ``probe``: the prober's, reported to."""
     now = [(obj, key, value(obj, key)) for obj, key, _ in back]
     held, executed = list.__getitem__(gate, t), m.executed
     for obj, key, before in back:
         poke(obj, key, before)
-    probe = _Probe(t, where, gate)
-    traced_state.ACTIVE = probe
+    traced_state.ACTIVE = probe.start(t, where, gate)
     blocked = False
     try:
         m.step(t, d, index)
@@ -134,6 +139,7 @@ def would_block(m, t: int, d, index: int, back: list, where, gate) -> tuple[bool
         pass
     finally:
         traced_state.ACTIVE, m.executed = None, executed
+        probe.where = probe.gate = None            # (the recorder is not kept)
         list.__setitem__(gate, t, held)
         for obj, key, v in now:
             poke(obj, key, v)
@@ -245,6 +251,7 @@ class Prober:
         self.futile: dict[tuple, tuple] = {}               # (t, handler, b) -> the changes when a try last passed
         self.latched = [0] * 4                             # thread -> the number of its step that latched its gate
         self.found: list[Passed] = []
+        self._probe = _Probe()
 
     def changed(self, rec, n: int, t: int, sets: list, counting: bool) -> None:
         """Run step ``n`` of thread ``t`` (``counting``: a COUNTING handler's) set the synchronisation cells
@@ -297,7 +304,7 @@ class Prober:
                 return out
 
             def attempt(x):
-                return would_block(rec.m, t, d, index, list(back(x).values()), rec.where, rec.gate)
+                return would_block(rec.m, t, d, index, list(back(x).values()), rec.where, rec.gate, self._probe)
             def keep(x, got) -> None:
                 self.found.append(Passed(n, t, b, at[xs[x]], got[1], self.latched[t] if got[2] else 0))
             best = len(xs) - 1                # the latest start from which it blocks (more put back: blocks)

@@ -36,7 +36,8 @@ class StepAccess:
         self._others: dict = {}       # another thread's own part taken -> (list, index, copy before the step)
         self.taken: list = []         # (container, key) of the cells read (golden.analysis.traced_state)
         self.written: list = []       # (container, key, value before) of the cells set
-        self.fields: list = []        # (container, key, bits) of Config words read by bits
+        self.fields: list = []        # (container, key, bits) of Config words read by bits (key None: bits of many)
+        self._masks: dict = {}        # id(bits) -> (bits, its mask): ``read_bits``'s, all at once
         self._may: dict = {}          # (id(container), key) -> the bits a Config write may change
         self._sync: list = []         # (container, key, value before) of synchronisation cells set
 
@@ -95,6 +96,10 @@ class StepAccess:
     def field(self, lst, i: int, bits: int) -> None:
         self._more = True
         self.fields.append((lst, i, bits))
+
+    def read_bits(self, lst, bits: dict) -> None:
+        self._more = True
+        self.fields.append((lst, None, bits))
 
     def may_set(self, lst, i: int, bits: int) -> None:
         self._may[id(lst), i] = bits
@@ -159,7 +164,7 @@ class StepAccess:
     def _cells(self, reads: dict, writes: dict) -> None:
         """The parts of the cells the step took and set. Config by bits (word i's at 32 * i): those read, and
         those a write may change but left as they were (read); those it changed are written."""
-        owner, words, done = self._owner, {}, set()
+        owner, words, done, taken = self._owner, {}, set(), self._take
         for obj, key in self.taken:
             i = id(obj)
             if i in done:
@@ -168,17 +173,17 @@ class StepAccess:
             if o is None or o.__class__ is tuple:     # structure, or a container inside one part: once
                 done.add(i)
                 if o is not None and o not in reads and (o != _DEST or self._set is ABSENT):
-                    self._take(o)
+                    taken(o)
             elif o.__class__ is int:                  # a Config word, whole
                 words[o] = words.get(o, 0) | FULL << 32 * key
             else:
-                part = self._part(o, key)
+                part = o.get(key)
                 if part is not None and part not in reads and (part != _DEST or self._set is ABSENT):
-                    self._take(part)
+                    taken(part)
         for obj, key, bits in self.fields:
             o = owner.get(id(obj))
             if o.__class__ is int:
-                words[o] = words.get(o, 0) | bits << 32 * key
+                words[o] = words.get(o, 0) | (bits << 32 * key if key is not None else self._bits_mask(bits))
         for obj, key, before in firsts(self.written).values() if self.written else ():
             o = owner.get(id(obj))
             if o is None:
@@ -205,6 +210,16 @@ class StepAccess:
             self._may = {}
         for i, bits in words.items():
             reads["config", i] = bits
+
+    def _bits_mask(self, bits: dict) -> int:
+        """Config bits (word i's at 32 * i) of ``bits`` (i -> word i's bits)."""
+        kept = self._masks.get(id(bits))
+        if kept is None:
+            out = 0
+            for i, b in bits.items():
+                out |= b << 32 * i
+            kept = self._masks[id(bits)] = (bits, out)
+        return kept[1]
 
     def _arrays(self, writes: dict) -> None:
         """The parts of the arrays the step changed (Dest by row)."""

@@ -10,7 +10,7 @@ than calls; the recorder reads them at the end of the step), ``read_array(arr, i
 array, ``read_l1(l1, addr, n)`` and ``wrote_l1(l1, addr, n, changed, before, after)`` for L1, and ``own``, ``mine``
 and ``whole(lst, i)`` for the entries of a TWhole list (only the race check asks for those). Config words are
 read and set by bits where golden says which it uses or may change (``TList.bits``, ``fields``, ``set_bits``):
-``field(lst, i, mask)`` and ``may_set(lst, i, mask)``.
+``field(lst, i, mask)``, ``read_bits(lst, {i: mask})`` and ``may_set(lst, i, mask)``.
 
 Cells: one Dest / SrcA / SrcB / LReg element or Dest valid bit, one L1 byte, one list entry (a GPR, a Config
 word, ...), one dataclass field (an RWC, an ADC field, ...); the SFPU flag stack, the mutexes and the
@@ -73,6 +73,11 @@ class Recorder:
     def field(self, lst: "TList", i: int, mask: int) -> None:
         """Bits of entry i read: the entry (provenance follows whole words)."""
         self.taken.append((lst, i))
+
+    def read_bits(self, lst: "TList", bits: dict) -> None:
+        """``field`` of each entry i of ``bits`` (i -> its bits read)."""
+        for i, mask in bits.items():
+            self.field(lst, i, mask)
 
     def may_set(self, lst: "TList", i: int, mask: int) -> None:
         """Entry i set, changing at most the bits ``mask`` (provenance: the entry is written when it changes)."""
@@ -182,11 +187,11 @@ class TList(list):
         return list.__getitem__(self, i)
 
     def fields(self, bits: dict) -> list:
-        """The entries as a plain list, of which the caller uses only the bits ``bits[i]`` of entry i."""
+        """The entries as a plain list, of which the caller uses only the bits ``bits[i]`` of entry i (``bits``
+        is not changed once passed)."""
         r = ACTIVE
-        if r is not None:
-            for i, mask in bits.items():
-                r.field(self, i, mask)
+        if r is not None and bits:
+            r.read_bits(self, bits)
         return list.copy(self)
 
     def set_bits(self, i: int, mask: int, v) -> None:
