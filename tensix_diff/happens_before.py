@@ -299,7 +299,9 @@ class Recorder(StepAccess):
             vc = s.clock
             # parts in the order the step reached them (a set's order moves with the hash seed, and the
             # candidates' order decides which reversals are run first)
-            for k in dict.fromkeys(k for d in (s.reads, s.writes) for k in d if k in shared):
+            for k in s.reads | s.writes:
+                if k not in shared:
+                    continue
                 by_thread = seen.get(k)
                 if by_thread is None:
                     by_thread = seen[k] = {}
@@ -308,9 +310,9 @@ class Recorder(StepAccess):
                 e = (s, sw, sr)
                 if sw is not _ABSENT or sr is not _ABSENT:
                     for other, (earlier, wrote) in by_thread.items():
-                        if other != s.thread:
-                            c = _last_conflict(earlier if sw is not _ABSENT else wrote, s, sw, sr, vc[other],
-                                               k in commute)
+                        them = earlier if sw is not _ABSENT else wrote
+                        if other != s.thread and them and them[-1][0].local > vc[other]:
+                            c = _last_conflict(them, s, sw, sr, vc[other], k in commute)
                             if c is not None:
                                 out.append(Candidate(other, c.section or c.local, s.thread, s.local, k))
                 mine = by_thread.get(s.thread)
@@ -355,13 +357,20 @@ class Recorder(StepAccess):
 
 def _threads(steps: list[Step]) -> tuple[dict, dict]:
     """part -> the threads whose steps wrote it, and part -> those whose steps read it."""
+    wrote: dict[int, set] = {}
+    read: dict[int, set] = {}
+    for s in steps:
+        t = s.thread
+        if t not in wrote:
+            wrote[t], read[t] = set(), set()
+        wrote[t].update(s.writes)
+        read[t].update(s.reads)
     writers: dict[tuple, set[int]] = {}
     users: dict[tuple, set[int]] = {}
-    for s in steps:
-        for k in s.writes:
-            writers.setdefault(k, set()).add(s.thread)
-        for k in s.reads:
-            users.setdefault(k, set()).add(s.thread)
+    for by, out in ((wrote, writers), (read, users)):
+        for t, parts in by.items():
+            for k in parts:
+                out.setdefault(k, set()).add(t)
     return writers, users
 
 

@@ -29,7 +29,7 @@ class StepAccess:
         self._more = False            # whether the step reported more than cells taken and its own parts
         self._reads: dict = {}
         self._writes: dict = {}
-        self._touched: dict = {}      # id(array) -> (array, copy before the step)
+        self._touched: dict = {}      # id(array) -> (array, its bytes before the step)
         self._set = ABSENT           # the Dest rows the step set (ALL: not known which)
         self.own = -1                 # the stepping thread: its entries of the per-thread lists are its own
         self.mine: list = []          # the per-thread lists whose entry ``own`` the step took
@@ -77,7 +77,7 @@ class StepAccess:
         """Array ``arr`` about to be set at index ``i`` (None: anywhere)."""
         self._more = True
         if id(arr) not in self._touched:
-            self._touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
+            self._touched[id(arr)] = (arr, np.ndarray.tobytes(arr))
         if id(arr) in self._dest and self._set is not ALL:
             rows = None if i is None else _rows(i[0] if i.__class__ is tuple and i else i, len(arr))
             self._set = ALL if rows is None else _mask(rows) if self._set is ABSENT else self._set | _mask(rows)
@@ -85,7 +85,7 @@ class StepAccess:
     def read_array(self, arr, i) -> None:
         self._more = True
         if id(arr) not in self._touched:
-            self._touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
+            self._touched[id(arr)] = (arr, np.ndarray.tobytes(arr))
         if id(arr) in self._dest and self._reads.get(_DEST, ABSENT) is not ALL:     # Dest by the rows indexed
             rows = None if i is None else _rows(i[0] if i.__class__ is tuple and i else i, len(arr))
             if rows is not None:
@@ -131,8 +131,8 @@ class StepAccess:
         reads, writes = self._reads, self._writes
         if self.mine:
             owner, t = self._owner, self.own
-            for lst in self.mine:
-                part = owner[id(lst)][t]
+            for i in dict.fromkeys(map(id, self.mine)):
+                part = owner[i][t]
                 reads[part] = writes[part] = ALL
             self.mine = []
         if self.taken or self.written or self.fields:
@@ -226,9 +226,9 @@ class StepAccess:
         owner = self._owner
         for arr, before in self._touched.values():
             now = arr.view(np.ndarray)
-            if now.tobytes() == before.tobytes():
+            if now.tobytes() == before:
                 continue
-            part, diff = owner[id(arr)], now != before
+            part, diff = owner[id(arr)], now != np.frombuffer(before, dtype=now.dtype).reshape(now.shape)
             if part == _DEST:                 # Dest by row: its bits or its valid bit
                 rows = int.from_bytes(np.packbits(diff.any(axis=1) if diff.ndim == 2 else diff,
                                                   bitorder="little").tobytes(), "little")
