@@ -245,6 +245,8 @@ class Recorder(StepAccess):
         if self._crossed:
             return True
         writers, users = self._by_part() if self._made else _threads(self._now)
+        if _any_shared(writers, users):
+            return True
         if writers and not self._made and self.taken:
             taken, owner, part = self.taken, self._owner, {}
             for obj, key in taken:
@@ -263,7 +265,7 @@ class Recorder(StepAccess):
                             if k in writers:
                                 users.setdefault(k, set()).add(x & 3)
                         k0 = k1
-        return any(len(ts | users.get(k, set())) > 1 and k not in _NO_ORDER for k, ts in writers.items())
+        return _any_shared(writers, users)
 
     # --- after the run ---
     def candidates(self) -> list[Candidate]:
@@ -372,6 +374,11 @@ def _threads(steps: list[Step]) -> tuple[dict, dict]:
             for k in parts:
                 out.setdefault(k, set()).add(t)
     return writers, users
+
+
+def _any_shared(writers: dict, users: dict) -> bool:
+    """Whether a part one thread writes is written or read by another (its order matters)."""
+    return any(len(ts | users.get(k, set())) > 1 and k not in _NO_ORDER for k, ts in writers.items())
 
 
 def _last_conflict(earlier: list[tuple], s: Step, sw, sr, known: int, commute: bool = False):

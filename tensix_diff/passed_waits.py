@@ -309,7 +309,7 @@ class Prober:
                 self.found.append(Passed(n, t, b, at[xs[x]], got[1], self.latched[t] if got[2] else 0))
             best = len(xs) - 1                # the latest start from which it blocks (more put back: blocks)
             got = attempt(xs[best])
-            if not got[0] and best and not got[1].isdisjoint(back(xs[0])):    # more put back might matter
+            if not got[0] and best and got[1] and not got[1].isdisjoint(back(xs[0])):    # more put back might matter
                 tried = attempt(xs[0])
                 if tried[0]:
                     lo, hi, got = 0, best, tried
