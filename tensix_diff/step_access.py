@@ -228,11 +228,26 @@ class StepAccess:
             now = arr.view(np.ndarray)
             if now.tobytes() == before:
                 continue
-            part, diff = owner[id(arr)], now != np.frombuffer(before, dtype=now.dtype).reshape(now.shape)
+            part = owner[id(arr)]
             if part == _DEST:                 # Dest by row: its bits or its valid bit
-                rows = int.from_bytes(np.packbits(diff.any(axis=1) if diff.ndim == 2 else diff,
-                                                  bitorder="little").tobytes(), "little")
+                rows = _changed_rows(now, before)
                 if rows:
                     self._add_rows(writes, rows)
-            elif diff.any():
+            elif (now != np.frombuffer(before, dtype=now.dtype).reshape(now.shape)).any():
                 writes[part] = ALL
+
+
+_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}     # a row's 64-bit words -> one item
+
+
+def _changed_rows(now: np.ndarray, before: bytes) -> int:
+    """The rows (first index, as a mask) in which array ``now`` differs from ``before`` (its bytes); an integer
+    array of rows of 8 to 64 bytes is compared a row at a time as 64-bit words."""
+    k = now.shape[1] * now.itemsize // 8 if now.ndim == 2 and now.dtype.kind in "iu" else 0
+    if k in _WORDS and now.flags.c_contiguous and now.shape[1] * now.itemsize == 8 * k:
+        words = np.frombuffer(before, dtype=np.uint64).reshape(len(now), k)
+        changed = (now.view(np.uint64) != words).view(_WORDS[k]).reshape(-1) != 0
+    else:
+        diff = now != np.frombuffer(before, dtype=now.dtype).reshape(now.shape)
+        changed = diff.any(axis=1) if diff.ndim == 2 else diff
+    return int.from_bytes(np.packbits(changed, bitorder="little").tobytes(), "little")
