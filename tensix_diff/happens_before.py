@@ -392,8 +392,15 @@ def _last_conflict(earlier: list[tuple], s: Step, sw, sr, known: int, commute: b
             return None
         if commute and e.counting and s.counting:
             continue
-        if sw is not _ABSENT and (_overlap(ew, sw) or _overlap(er, sw)):
-            return e
-        if ew is not _ABSENT and _overlap(ew, sr):
+        # _overlap written out (hot): ALL is None, a Config mask an int, pages a frozenset
+        if sw is not _ABSENT:
+            if ew is not _ABSENT and (ew is None or sw is None or (
+                    ew & sw if ew.__class__ is int else not ew.isdisjoint(sw))):
+                return e
+            if er is not _ABSENT and (er is None or sw is None or (
+                    er & sw if er.__class__ is int else not er.isdisjoint(sw))):
+                return e
+        if ew is not _ABSENT and sr is not _ABSENT and (ew is None or sr is None or (
+                ew & sr if ew.__class__ is int else not ew.isdisjoint(sr))):
             return e
     return None

@@ -10,7 +10,7 @@ in every schedule is decided after the run (``Passed.holds``).
 """
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from golden.analysis import traced_state
@@ -220,15 +220,17 @@ def counts(steps, writes: list, upto: int) -> bool:
     downs = [x for x, d in rest if d == -1]
     if len(ups) + len(downs) != len(rest) or len({x.thread for x in ups}) > 1 or len({x.thread for x in downs}) > 1:
         return False
+    # each side is one thread's, in its order: how many precede a number is a bisection of their numbers
+    up, down = [u.local for u in ups], [g.local for g in downs]
+    tu, td = ups[0].thread if ups else 0, downs[0].thread if downs else 0
     for x, d in rest:
         if last is not None and last.thread != x.thread and last.local > x.clock[last.thread]:
             return False
         if d == -1:
-            before = value + sum(u.local <= x.clock[u.thread] for u in ups) - sum(g.local < x.local for g in downs)
+            before = value + bisect_right(up, x.clock[tu]) - bisect_left(down, x.local)
             if before < 1:
                 return False
-        elif value + sum(u.local < x.local for u in ups) - sum(g.local <= x.clock[g.thread] for g in downs) \
-                > SEM_LIMIT - 1:
+        elif value + bisect_left(up, x.local) - bisect_right(down, x.clock[td]) > SEM_LIMIT - 1:
             return False
     return True
 
