@@ -164,22 +164,23 @@ class StepAccess:
     def _cells(self, reads: dict, writes: dict) -> None:
         """The parts of the cells the step took and set. Config by bits (word i's at 32 * i): those read, and
         those a write may change but left as they were (read); those it changed are written."""
-        owner, words, done, taken = self._owner, {}, set(), self._take
-        for obj, key in self.taken:
+        owner, words, done = self._owner, {}, set()
+        get, once, free = owner.get, done.add, self._set is ABSENT      # free: Dest rows not set (read whole)
+        for obj, key in self.taken:                   # (taking a part: reads[part] = ALL, ``_take`` written out)
             i = id(obj)
             if i in done:
                 continue
-            o = owner.get(i)
+            o = get(i)
             if o is None or o.__class__ is tuple:     # structure, or a container inside one part: once
-                done.add(i)
-                if o is not None and o not in reads and (o != _DEST or self._set is ABSENT):
-                    taken(o)
+                once(i)
+                if o is not None and o not in reads and (free or o != _DEST):
+                    reads[o] = ALL
             elif o.__class__ is int:                  # a Config word, whole
                 words[o] = words.get(o, 0) | FULL << 32 * key
             else:
                 part = o.get(key)
-                if part is not None and part not in reads and (part != _DEST or self._set is ABSENT):
-                    taken(part)
+                if part is not None and part not in reads and (free or part != _DEST):
+                    reads[part] = ALL
         for obj, key, bits in self.fields:
             o = owner.get(id(obj))
             if o.__class__ is int:
