@@ -245,8 +245,6 @@ class Recorder(StepAccess):
         if self._crossed:
             return True
         writers, users = self._by_part() if self._made else _threads(self._now)
-        if _any_shared(writers, users):
-            return True
         if writers and not self._made and self.taken:
             taken, owner, part = self.taken, self._owner, {}
             for obj, key in taken:
@@ -255,8 +253,8 @@ class Recorder(StepAccess):
                     o = owner.get(cell[0])
                     part[cell] = (o if o is None or o.__class__ is tuple else ("config", o)
                                   if o.__class__ is int else self._part(o, key))
-            if not writers.keys().isdisjoint(part.values()):
-                k0 = 0
+            if not writers.keys().isdisjoint(part.values()) and not _any_shared(writers, users):
+                k0 = 0                      # (the logged steps can only add users: read them when it may matter)
                 for x in self._log:
                     if x.__class__ is int:
                         k1 = x >> 2 & (1 << 38) - 1

@@ -253,7 +253,7 @@ class Prober:
         self.futile: dict[tuple, tuple] = {}               # (t, handler, b) -> the changes when a try last passed
         self.latched = [0] * 4                             # thread -> the number of its step that latched its gate
         self.found: list[Passed] = []
-        self._probe = _Probe()
+        self._probe: _Probe | None = None                  # made when a step is first tried
 
     def changed(self, rec, n: int, t: int, sets: list, counting: bool) -> None:
         """Run step ``n`` of thread ``t`` (``counting``: a COUNTING handler's) set the synchronisation cells
@@ -276,6 +276,8 @@ class Prober:
             return                  # its handler has read no synchronisation state
         n = rec.ran()
         own = len(self.at.get(t, ()))
+        if self._probe is None:
+            self._probe = _Probe()
         for b, mine in self.by.items():
             if b == t:
                 continue

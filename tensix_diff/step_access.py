@@ -29,7 +29,7 @@ class StepAccess:
         self._more = False            # whether the step reported more than cells taken and its own parts
         self._reads: dict = {}
         self._writes: dict = {}
-        self._touched: dict = {}      # id(array) -> (array, its bytes before the step)
+        self._touched: dict = {}      # id(array) -> (array, copy before the step)
         self._set = ABSENT           # the Dest rows the step set (ALL: not known which)
         self.own = -1                 # the stepping thread: its entries of the per-thread lists are its own
         self.mine: list = []          # the per-thread lists whose entry ``own`` the step took
@@ -38,6 +38,7 @@ class StepAccess:
         self.written: list = []       # (container, key, value before) of the cells set
         self.fields: list = []        # (container, key, bits) of Config words read by bits (key None: bits of many)
         self._masks: dict = {}        # id(bits) -> (bits, its mask): ``read_bits``'s, all at once
+        self._row_words: dict = {}    # id(array) -> ``_row_words`` of Dest's arrays
         self._may: dict = {}          # (id(container), key) -> the bits a Config write may change
         self._sync: list = []         # (container, key, value before) of synchronisation cells set
 
@@ -77,7 +78,7 @@ class StepAccess:
         """Array ``arr`` about to be set at index ``i`` (None: anywhere)."""
         self._more = True
         if id(arr) not in self._touched:
-            self._touched[id(arr)] = (arr, np.ndarray.tobytes(arr))
+            self._touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
         if id(arr) in self._dest and self._set is not ALL:
             rows = None if i is None else _rows(i[0] if i.__class__ is tuple and i else i, len(arr))
             self._set = ALL if rows is None else _mask(rows) if self._set is ABSENT else self._set | _mask(rows)
@@ -85,7 +86,7 @@ class StepAccess:
     def read_array(self, arr, i) -> None:
         self._more = True
         if id(arr) not in self._touched:
-            self._touched[id(arr)] = (arr, np.ndarray.tobytes(arr))
+            self._touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
         if id(arr) in self._dest and self._reads.get(_DEST, ABSENT) is not ALL:     # Dest by the rows indexed
             rows = None if i is None else _rows(i[0] if i.__class__ is tuple and i else i, len(arr))
             if rows is not None:
@@ -227,28 +228,36 @@ class StepAccess:
         owner = self._owner
         for arr, before in self._touched.values():
             now = arr.view(np.ndarray)
-            if now.tobytes() == before:
+            if now.tobytes() == before.tobytes():
                 continue
             part = owner[id(arr)]
             if part == _DEST:                 # Dest by row: its bits or its valid bit
-                rows = _changed_rows(now, before)
+                k = self._row_words.get(id(arr))
+                if k is None:
+                    k = self._row_words[id(arr)] = _row_words(now)
+                rows = _changed_rows(now, before, k)
                 if rows:
                     self._add_rows(writes, rows)
-            elif (now != np.frombuffer(before, dtype=now.dtype).reshape(now.shape)).any():
+            elif (now != before).any():
                 writes[part] = ALL
 
 
 _WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}     # a row's 64-bit words -> one item
 
 
-def _changed_rows(now: np.ndarray, before: bytes) -> int:
-    """The rows (first index, as a mask) in which array ``now`` differs from ``before`` (its bytes); an integer
-    array of rows of 8 to 64 bytes is compared a row at a time as 64-bit words."""
-    k = now.shape[1] * now.itemsize // 8 if now.ndim == 2 and now.dtype.kind in "iu" else 0
-    if k in _WORDS and now.flags.c_contiguous and now.shape[1] * now.itemsize == 8 * k:
-        words = np.frombuffer(before, dtype=np.uint64).reshape(len(now), k)
-        changed = (now.view(np.uint64) != words).view(_WORDS[k]).reshape(-1) != 0
+def _row_words(a: np.ndarray) -> int:
+    """The 64-bit words in a row of ``a`` when it can be compared a row at a time that way (an integer,
+    C-contiguous array of rows of 8 to 64 bytes), else 0."""
+    k, rest = divmod(a.shape[1] * a.itemsize, 8) if a.ndim == 2 else (0, 1)
+    return k if not rest and k in _WORDS and a.dtype.kind in "iu" and a.flags.c_contiguous else 0
+
+
+def _changed_rows(now: np.ndarray, before: np.ndarray, k: int) -> int:
+    """The rows (first index, as a mask) in which array ``now`` differs from ``before`` (a copy of it); ``k``:
+    ``_row_words(now)``, the 64-bit words of a row compared at once (0: cell by cell)."""
+    if k:
+        changed = (now.view(np.uint64) != before.view(np.uint64)).view(_WORDS[k]).reshape(-1) != 0
     else:
-        diff = now != np.frombuffer(before, dtype=now.dtype).reshape(now.shape)
+        diff = now != before
         changed = diff.any(axis=1) if diff.ndim == 2 else diff
     return int.from_bytes(np.packbits(changed, bitorder="little").tobytes(), "little")
