@@ -136,7 +136,7 @@ class Recorder(StepAccess):
         if self.written or self._more or found or t in waited:
             self._record(t, d.handler)
         else:               # its own parts and cells taken alone: made a Step when asked (``steps``)
-            self._log.append(len(self.mine) << 40 | len(self.taken) << 2 | t)
+            self._log.append(len(self.mine) << 40 | len(self.taken) << 2 | t)     # (``_logged_at`` reads it)
             self.count[t] += 1
         now = list.__getitem__(self.gate, t)
         if now is not latch and now is not None:
@@ -151,7 +151,7 @@ class Recorder(StepAccess):
         for n in range(len(log) - 1, n0 - 1, -1):
             x = log[n]
             if x.__class__ is int:
-                ends = (x >> 40, x >> 2 & (1 << 38) - 1)
+                ends = _logged_at(x)[:2]
                 break
         self._scanned = (len(log), ends)
         return ends
@@ -175,8 +175,8 @@ class Recorder(StepAccess):
         for n in range(self._made, len(log)):
             x = log[n]
             if x.__class__ is int:
-                m1, k1 = x >> 40, x >> 2 & (1 << 38) - 1
-                yield n, x & 3, mine[m0:m1], taken[k0:k1]
+                m1, k1, t = _logged_at(x)
+                yield n, t, mine[m0:m1], taken[k0:k1]
                 m0, k0 = m1, k1
 
     def _record(self, t: int, handler) -> None:
@@ -246,22 +246,19 @@ class Recorder(StepAccess):
             return True
         writers, users = self._by_part() if self._made else _threads(self._now)
         if writers and not self._made and self.taken:
-            taken, owner, part = self.taken, self._owner, {}
-            for obj, key in taken:
-                cell = (id(obj), key)
-                if cell not in part:
-                    o = owner.get(cell[0])
-                    part[cell] = (o if o is None or o.__class__ is tuple else ("config", o)
-                                  if o.__class__ is int else self._part(o, key))
+            taken, part = self.taken, {}
+            for cell in taken:
+                if (id(cell[0]), cell[1]) not in part:
+                    part[id(cell[0]), cell[1]] = self.where(cell)
             if not writers.keys().isdisjoint(part.values()) and not _any_shared(writers, users):
                 k0 = 0                      # (the logged steps can only add users: read them when it may matter)
                 for x in self._log:
                     if x.__class__ is int:
-                        k1 = x >> 2 & (1 << 38) - 1
+                        _, k1, t = _logged_at(x)
                         for obj, key in taken[k0:k1]:
                             k = part[id(obj), key]
                             if k in writers:
-                                users.setdefault(k, set()).add(x & 3)
+                                users.setdefault(k, set()).add(t)
                         k0 = k1
         return _any_shared(writers, users)
 
@@ -353,6 +350,11 @@ class Recorder(StepAccess):
         if any(writers.get(k, set()) - {s.thread, b} for k in enabling):
             return None
         return src
+
+
+def _logged_at(x: int) -> tuple[int, int, int]:
+    """A logged step's entry (``Recorder.step``): where its reports end in ``mine`` and ``taken``, its thread."""
+    return x >> 40, x >> 2 & (1 << 38) - 1, x & 3
 
 
 def _threads(steps: list[Step]) -> tuple[dict, dict]:
