@@ -125,8 +125,9 @@ def test_a_race_that_needs_two_reversals_at_once_is_found_by_the_first_run_after
 
 
 def test_a_hold_lifts_only_the_pair_that_cannot_be_reversed():
-    """Thread 0's pair (8 -> thread 1's 1) waits for a step that waits for thread 0: it is lifted, the other
-    pair of the same hold (9 -> 36) still runs in the held order."""
+    """Thread 0's pair (its mailbox write, step 8 -> thread 1's step 1) cannot be reversed: thread 1's step 1
+    reads that mailbox and waits for it. It is lifted; the other pair of the same hold (9 -> 36) still runs in
+    the held order."""
     case = load_case(ROOT / "tests" / "corpus" / "kernels" / "kernel-datacopy-fp32-unpack-to-dest.yaml")
     rec = Recorder()
     _run(case, recorder=rec)
