@@ -1,6 +1,7 @@
 """The race check against the seven-schedule sampling it replaced, over the committed corpus: how many
-multi-thread cases each finds racy, every case the sampling finds that the check misses (there must be none),
-every case only the check finds with the schedule that shows it, and CPU time per case for each.
+multi-thread cases each finds racy, how many of the check's the reversals find (before any sampled schedule
+runs), every case the sampling finds that the check misses (there must be none), every case only the check finds
+with the schedule that shows it, runs per racy case, and CPU time per case for each.
 
     python benchmarks/race_agreement.py [PATH ...]     (default: tests/corpus and every bundle of tests/fuzz_corpus)
 """
@@ -28,7 +29,7 @@ def sources(paths: list[str]):
 
 
 def main() -> None:
-    n = old_racy = new_racy = 0
+    n = old_racy = new_racy = by_reversal = racy_runs = 0
     t_old = t_new = 0.0
     missed, extra = [], []
     for _, cases in sources(sys.argv[1:]):
@@ -43,11 +44,16 @@ def main() -> None:
             n, t_old, t_new = n + 1, t_old + t1 - t0, t_new + t2 - t1
             old_racy += old is not None
             new_racy += new.racy
+            if new.racy:
+                by_reversal += " held before " in new.second       # a reversal (tensix_diff.race.Hold.name)
+                racy_runs += len(new.tried)
             if old and not new.racy:
                 missed.append(f"{case.name} (sampled: {old})")
             if new.racy and not old:
                 extra.append(f"{case.name}: {new.second}: {new.differences[0] if new.differences else ''}")
     print(f"{n} multi-thread cases: {old_racy} racy under the sampled schedules, {new_racy} under the race check")
+    print(f"the race check's racy cases found by a reversal: {by_reversal}, by a sampled schedule:"
+          f" {new_racy - by_reversal}; runs per racy case {racy_runs / max(new_racy, 1):.2f}")
     print(f"found by the sampling only: {len(missed)}" + "".join(f"\n  {m}" for m in missed))
     print(f"found by the race check only: {len(extra)}" + "".join(f"\n  {e}" for e in extra))
     print(f"CPU per case: sampled schedules {t_old / max(n, 1) * 1e3:.1f} ms,"

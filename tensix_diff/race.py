@@ -5,7 +5,8 @@ thread's steps read and write and what orders them (tensix_diff.happens_before).
 threads that nothing orders are race candidates; a case with none is schedule-independent (every
 interleaving orders its conflicting accesses alike, so every schedule ends in the same state), which no
 sample of schedules can show. A candidate is confirmed only by a run: the schedule that reverses it (the
-earlier thread held back until the other has run its access), and, when no reversal changes the outcome,
+earlier thread held back until the other has run its access; first every candidate of a pair of threads at
+once, each at its own step, as a race may need two reversals), and, when no reversal changes the outcome,
 the schedules the former sampled check tried (sequential, round-robin in every thread order, four seeded
 random). The case is racy when one of them ends in another outcome than the recorded run, and the report
 names both; candidates whose runs all agree (the same value written, state nobody observes) are benign.
@@ -50,31 +51,50 @@ class RaceReport:
 
 @dataclass
 class Hold:
-    """A schedule's constraint: thread ``first`` does not run its step ``i`` until thread ``second`` has run
-    ``j`` steps; lifted when nothing else can move (the pair cannot be reversed)."""
+    """A schedule's constraint: thread ``first`` does not run its step i until thread ``second`` has run j steps,
+    for each i -> j of ``at`` (one candidate, or every candidate of that pair of threads at once, each at its
+    own step); a pair is lifted when nothing else can move (it cannot be reversed there)."""
     first: int
-    i: int
     second: int
-    j: int
+    at: dict[int, int]
     count: list = field(default_factory=lambda: [0] * 4)
-    lifted: bool = False
+    lifted: set = field(default_factory=set)
 
     def step(self, m, t: int, d, index: int) -> None:
-        if (not self.lifted and t == self.first and self.count[t] == self.i - 1
-                and self.count[self.second] < self.j):
-            raise Blocked(f"held until thread {self.second} has run {self.j} steps")
+        if t == self.first:
+            i = self.count[t] + 1
+            j = self.at.get(i)
+            if j is not None and self.count[self.second] < j and i not in self.lifted:
+                raise Blocked(f"held until thread {self.second} has run {j} steps")
         m.step(t, d, index)
         self.count[t] += 1
 
     def stuck(self) -> bool:
-        if self.lifted:
+        """Lift the pair that holds ``first`` now, if one does (else the case hangs on its own)."""
+        i = self.count[self.first] + 1
+        if i not in self.at or i in self.lifted or self.count[self.second] >= self.at[i]:
             return False
-        self.lifted = True
+        self.lifted.add(i)
         return True
 
-    def reversed(self) -> bool:
-        """Whether the pair ran in the held order."""
-        return self.count[self.second] >= self.j and not self.lifted
+    def name(self) -> str:
+        """The schedule's name in a report; after the run, with the pairs lifted."""
+        if len(self.at) == 1:
+            (i, j), = self.at.items()
+            text = f"thread {self.first} held before its step {i} until thread {self.second} has run {j}"
+        else:
+            text = (f"thread {self.first} held before each of its steps {_span(self.at)} until thread"
+                    f" {self.second} has run {_span(self.at.values())}")
+        if self.lifted:
+            some = "" if len(self.lifted) == len(self.at) else f"{len(self.lifted)} of {len(self.at)} "
+            text += f" ({some}released: nothing else could move)"
+        return f"{ROUND_ROBIN.name}, {text}"
+
+
+def _span(steps) -> str:
+    """Steps in held order, shortened: "3 and 9", "3..40 (7)"."""
+    steps = list(steps)
+    return f"{steps[0]}..{steps[-1]} ({len(steps)})" if len(steps) > 2 else " and ".join(map(str, steps))
 
 
 def threads_in_use(case: Case) -> list[int]:
@@ -112,26 +132,27 @@ def _fingerprint(result, case: Case):
 
 
 def reversals(cands: list[Candidate]) -> list[Hold]:
-    """The holds that reverse the candidates: first, per ordered pair of threads, the widest (the first
-    thread held at its earliest candidate step until the other has run its latest: the other runs as far
-    ahead as it can); then one per (thread, step, other thread), reaching the other thread's last
-    conflicting step, taken in turn from each (threads, part) group."""
+    """The holds that reverse the candidates: first, per ordered pair of threads, all its candidates at once,
+    each held at its own step (the other thread runs its conflicting step first, and the handshakes between
+    them still run: a race that needs two reversals, such as the matrix unit flipping SrcB twice before the
+    unpacker hands it the bank, is found there); then one per (thread, step, other thread), reaching the other thread's last conflicting
+    step, taken in turn from each (threads, part) group."""
     reach: dict[tuple, int] = {}
-    wide: dict[tuple, tuple[int, int]] = {}
     groups: dict[tuple, list[tuple]] = {}
+    pairs: dict[tuple, dict[int, int]] = {}
     for c in cands:
         key = (c.first, c.i, c.second)
         if key not in reach:
             groups.setdefault((c.first, c.second, c.part), []).append(key)
         reach[key] = max(reach.get(key, 0), c.j)
-        i, j = wide.get((c.first, c.second), (c.i, c.j))
-        wide[c.first, c.second] = (min(i, c.i), max(j, c.j))
-    out = [(a, i, b, j) for (a, b), (i, j) in wide.items()]
+        at = pairs.setdefault((c.first, c.second), {})
+        at[c.i] = max(at.get(c.i, 0), c.j)
+    out = [(a, b, tuple(sorted(at.items()))) for (a, b), at in pairs.items()]
     queues = list(groups.values())
     while queues:
-        out += [(a, i, b, reach[a, i, b]) for a, i, b in (q.pop(0) for q in queues)]
+        out += [(a, b, ((i, reach[a, i, b]),)) for a, i, b in (q.pop(0) for q in queues)]
         queues = [q for q in queues if q]
-    return [Hold(*h) for h in dict.fromkeys(out)]
+    return [Hold(a, b, dict(at)) for a, b, at in dict.fromkeys(out)]
 
 
 def check(case: Case, limit: int = REVERSALS) -> RaceReport:
@@ -148,25 +169,20 @@ def check(case: Case, limit: int = REVERSALS) -> RaceReport:
         return report
     holds = reversals(cands)
     report.unresolved = max(len(holds) - limit, 0)
-    tries = [(h, _hold_name(h)) for h in holds[:limit]]
-    tries += [(s, s.name) for s in schedules(used) if (s.order, s.quantum) != (tuple(used), 1)]
+    tries: list = holds[:limit]
+    tries += [s for s in schedules(used) if (s.order, s.quantum) != (tuple(used), 1)]
     base_fp = _fingerprint(base, case)
-    for how, name in tries:
+    for how in tries:
         got = None if how is not SEQUENTIAL else last_sequential(case)      # golden's own run of it, if just made
         if got is None:
             got = _run(case, schedule=how) if isinstance(how, Schedule) else _run(case, hold=how)
-        if isinstance(how, Hold) and not how.reversed():
-            name += " (released: nothing else could move)"
+        name = how.name if isinstance(how, Schedule) else how.name()
         report.tried.append(name)
         if _fingerprint(got, case) != base_fp:
             report.racy, report.second, report.unresolved = True, name, 0
             report.differences = _differences(_full(base, case), _full(got, case))
             return report
     return report
-
-
-def _hold_name(h: Hold) -> str:
-    return f"{ROUND_ROBIN.name}, thread {h.first} held before its step {h.i} until thread {h.second} has run {h.j}"
 
 
 def _full(result, case: Case) -> tuple:

@@ -20,7 +20,7 @@ from tensix_cli.cli import main
 from tensix_diff.assess import RACY, assess
 from tensix_diff.case import Case, dump_case, load_case
 from tensix_diff.happens_before import ALL, Recorder
-from tensix_diff.race import _run, check
+from tensix_diff.race import Hold, _fingerprint, _run, check, reversals
 
 from race_sampler import sampled_racy
 
@@ -103,6 +103,38 @@ def test_a_mutex_makes_sections_exclusive_but_orders_nothing():
     report = check(load_case(ROOT / "tests" / "race_cases" / "mutex-order.yaml"))
     assert report.racy and "thread 0 held before its step 1 " in report.second, report.text()  # before its ATGETM
     assert report.differences == ["config state 0 [69]: expected 0x22, actual 0x11"]
+
+
+def test_a_race_that_needs_two_reversals_at_once_is_found_by_the_first_run_after_the_recorded_one():
+    """A literal datacopy kernel (pinned sequential): the math thread's SETRWC CLR_AB flips SrcB without waiting
+    for the unpacker's UNPACR_NOP to give it the bank. One flip ahead is benign (the next UNPACR_NOP waits for
+    the bank the flip handed back); two in a row leave the unpacker waiting for a bank the matrix unit holds, and
+    the case hangs. No candidate reversed alone shows it, nor does any sampled schedule; every candidate of the
+    pair of threads reversed at once, each at its own step, does."""
+    case = load_case(ROOT / "tests" / "corpus" / "kernels" / "kernel-datacopy-bf16.yaml")
+    report = check(case)
+    assert report.racy and report.tried == ["round-robin 0-1-2", report.second], report.text()
+    assert report.second == ("round-robin 0-1-2, thread 0 held before each of its steps 55..61 (4) until thread 1"
+                             " has run 33..42 (4)")
+    assert report.differences[0].startswith("status: ok vs hang"), report.differences
+    rec = Recorder()
+    base = _fingerprint(_run(case, recorder=rec), case)
+    alone = [Hold(c.first, c.second, {c.i: c.j}) for c in rec.candidates()]
+    assert len(alone) == 4 and all(_fingerprint(_run(case, hold=h), case) == base for h in alone)
+    assert sampled_racy(case) is None
+
+
+def test_a_hold_lifts_only_the_pair_that_cannot_be_reversed():
+    """Thread 0's pair (its mailbox write, step 8 -> thread 1's step 1) cannot be reversed: thread 1's step 1
+    reads that mailbox and waits for it. It is lifted; the other pair of the same hold (9 -> 36) still runs in
+    the held order."""
+    case = load_case(ROOT / "tests" / "corpus" / "kernels" / "kernel-datacopy-fp32-unpack-to-dest.yaml")
+    rec = Recorder()
+    _run(case, recorder=rec)
+    hold = reversals(rec.candidates())[0]
+    assert (hold.first, hold.second, hold.at) == (0, 1, {8: 1, 9: 36})
+    assert _run(case, hold=hold)[0] == "ok" and hold.lifted == {8}
+    assert hold.name().endswith("until thread 1 has run 1 and 36 (1 of 2 released: nothing else could move)")
 
 
 def test_a_racy_case_is_never_a_divergence_nor_a_match():
@@ -206,7 +238,7 @@ _CANDIDATES = """
 import sys
 from tensix_diff.case import load_bundle
 from tensix_diff.happens_before import Recorder
-from tensix_diff.race import _run, check
+from tensix_diff.race import Hold, _fingerprint, _run, check, reversals
 case = load_bundle(sys.argv[1])[0]
 rec = Recorder()
 _run(case, recorder=rec)
