@@ -135,8 +135,8 @@ def reversals(cands: list[Candidate]) -> list[Hold]:
     """The holds that reverse the candidates: first, per ordered pair of threads, all its candidates at once,
     each held at its own step (the other thread runs its conflicting step first, and the handshakes between
     them still run: a race that needs two reversals, such as the matrix unit flipping SrcB twice before the
-    unpacker hands it the bank, is found there); then one per (thread, step, other thread), reaching the other thread's last conflicting
-    step, taken in turn from each (threads, part) group."""
+    unpacker hands it the bank, is found there); then one per (thread, step, other thread), reaching the other
+    thread's last conflicting step, taken in turn from each (threads, part) group."""
     reach: dict[tuple, int] = {}
     groups: dict[tuple, list[tuple]] = {}
     pairs: dict[tuple, dict[int, int]] = {}
