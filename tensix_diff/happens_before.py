@@ -104,6 +104,8 @@ class Recorder(StepAccess):
         self._waited: dict[int, tuple[set, int]] = {}
         self.prober = Prober()
         self._kept = None             # (steps, writers, users): ``_by_part``
+        self._wrote: dict = {}        # part -> the log index of the latest recorded step that changed it
+        self._again: dict = {}        # thread -> ``_retry``'s (parts, log length, reason) of its last blocked attempt
 
     def attach(self, m) -> None:
         """Record the run of machine ``m`` (before it starts; its state is instrumented in place)."""
@@ -115,17 +117,23 @@ class Recorder(StepAccess):
     def step(self, t: int, d, index: int) -> None:
         prober, waited = self.prober, self._waited
         latch = list.__getitem__(self.gate, t)
-        if prober.by and t not in waited:       # a wait that blocked orders it already (``_release``)
+        if t in waited:                         # the step it blocked on, again
+            again = self._again.get(t)
+            if again is not None and not self._crossed and self._unchanged(again):
+                waited[t] = (waited[t][0], len(self._log) - 1)
+                raise Blocked(again[2])
+        elif prober.by:                         # a wait that blocked orders it already (``_release``)
             prober.probe(self, t, d, index, self.count[t] + 1, latch)
         self.own = t
         traced_state.ACTIVE = self
         try:
             self.m.step(t, d, index)
-        except Blocked:
+        except Blocked as e:
             reads, writes = self._finish_from(*self._ends())
             self._sync, prober.found = [], []
             parts, _ = self._waited.get(t, (set(), 0))
             self._waited[t] = (parts | reads.keys() | writes.keys(), len(self._log) - 1)
+            self._again[t] = self._retry(t, reads, writes, e.reason, latch)
             raise
         except GoldenError:
             self._record(t, d.handler)
@@ -143,6 +151,29 @@ class Recorder(StepAccess):
             prober.latched[t] = self.count[t]
         if found:
             prober.keep(self._log[-1], t)
+
+    def _retry(self, t: int, reads: dict, writes: dict, reason: str, latch):
+        """What tells whether thread ``t``'s next attempt of the step that just blocked would block alike: (the
+        parts it read, the log's length, why it blocked), or None when the attempt changed state (its Wait Gate
+        or anything but its own parts). golden blocks before any side effect (golden.errors.Blocked) but for a
+        satisfied latch forgotten, and what it decides from is traced; so while no recorded step changes those
+        parts (and no thread takes another's own parts) the same cells hold the same values, and the attempt
+        would read them again, block again for the same reason, and add no part to those its waits read."""
+        if list.__getitem__(self.gate, t) is not latch:
+            return None
+        for k in writes:
+            if k.__class__ is not tuple or len(k) != 2 or k[1] != t or k[0] not in OWN:
+                return None
+        return reads.keys() | writes.keys(), len(self._log), reason
+
+    def _unchanged(self, again: tuple) -> bool:
+        """Whether no recorded step since a blocked attempt (``_retry``) changed a part it read."""
+        parts, n0, _ = again
+        wrote = self._wrote
+        for k in parts:
+            if wrote.get(k, -1) >= n0:
+                return False
+        return True
 
     def _ends(self) -> tuple[int, int]:
         """Where the logged steps' reports end in ``mine`` and ``taken`` (the step running now reported the rest):
@@ -196,6 +227,9 @@ class Recorder(StepAccess):
         step.section = self._section.get(t, 0)
         if counting:
             step.counting = True
+        n, wrote = len(self._log), self._wrote
+        for k in writes:
+            wrote[k] = n
         self._log.append(step)
         self._now.append(step)
 
