@@ -307,6 +307,7 @@ class Recorder(StepAccess):
             return []
         clocks: dict[int, list[int]] = {}
         self._by_thread: dict[int, list[Step]] = {}
+        facts: dict = {}                # ``Passed.holds``'s of the cells
         for n, s in enumerate(self.steps):
             vc = clocks.setdefault(s.thread, [0] * 4)
             vc[s.thread] = s.local
@@ -316,7 +317,7 @@ class Recorder(StepAccess):
             for p in sorted(s.passed, key=lambda p: p.j) if s.passed else ():
                 first = p.since + 1 if p.since else s.local      # the wait's first evaluation
                 floor = vc if first == s.local else self._clock_of(s.thread, first)
-                p.held = p.holds(self.steps, self.prober.hist, floor)
+                p.held = p.holds(self.steps, self.prober.hist, floor, facts)
                 if p.held:
                     vc[:] = [max(a, b) for a, b in zip(vc, self.steps[p.j].clock)]
             s.clock = tuple(vc)

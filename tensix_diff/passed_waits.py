@@ -174,7 +174,7 @@ class Passed:
     since: int
     held: bool = False      # whether the order was kept (``holds``, decided after the run)
 
-    def holds(self, steps, hist: dict, floor) -> bool:
+    def holds(self, steps, hist: dict, floor, memo: dict | None = None) -> bool:
         """Whether every schedule runs step ``j`` before step ``n``. Assume one runs ``n`` first: then for each
         cell the probe read, (1) only ``t`` and ``b`` ever set it; (2) ``t`` sets none of the cells ``b`` put
         back after ``b`` first did, nor, with a latched wait, any cell after the latch; (3) the other writes
@@ -183,14 +183,23 @@ class Passed:
         evaluation the cells hold what the probe saw, and the step would block: a contradiction. A semaphore
         Value only counted up and down by one (``counts``) was put back by ``b``'s counts alone: (2) and (3)
         then ask only that ``b``'s counts before ``j`` precede ``floor``, since counts commute (and its other
-        writes, unless one of them changed the Value: they all come first)."""
+        writes, unless one of them changed the Value: they all come first). ``memo``: what one analysis keeps of
+        each cell between calls (``_facts``)."""
         t, b, j, n = self.t, self.b, self.j, self.n
+        if memo is None:
+            memo = {}
         for cell in self.cells:
             writes = hist.get(cell, ())
-            if any(steps[k].thread not in (t, b) for k, _, _ in writes):
+            facts = memo.get(cell)
+            if facts is None:
+                facts = memo[cell] = _facts(steps, writes)
+            if not facts[0] <= {t, b}:
                 return False
-            counted = all(steps[k].counting for k, _, _ in writes if j <= k < n and steps[k].thread == b) and \
-                counts(steps, writes, n)
+            counted = all(steps[k].counting for k, _, _ in writes if j <= k < n and steps[k].thread == b)
+            if counted:
+                counted = memo.get((cell, n))
+                if counted is None:
+                    counted = memo[cell, n] = counts(steps, writes, n)
             put_back = next((k for k, _, _ in writes if j <= k < n and steps[k].thread == b), None)
             kept = []
             for k, _, _ in writes:
@@ -207,11 +216,18 @@ class Passed:
                 for x, y in zip(kept, kept[1:]):
                     if x.thread != y.thread and x.local > y.clock[x.thread]:
                         return False
-            idle = counted and all(before == after for k, before, after in writes if not steps[k].counting)
+            idle = counted and facts[1]
             last_b = next((x for x in reversed(kept) if x.thread == b and not (idle and not x.counting)), None)
             if last_b is not None and last_b.local > floor[b]:
                 return False
         return True
+
+
+def _facts(steps, writes: list) -> tuple[frozenset, bool]:
+    """Of a cell's writes ((run step, before, after)): the threads that set it, and whether every write but
+    the counts left it as it was."""
+    return (frozenset(steps[k].thread for k, _, _ in writes),
+            all(before == after for k, before, after in writes if not steps[k].counting))
 
 
 def counts(steps, writes: list, upto: int) -> bool:
