@@ -44,7 +44,7 @@ from golden.analysis import traced_state
 from golden.errors import Blocked, GoldenError
 
 from .passed_waits import COUNTING, Prober, counts, sync
-from .state_parts import OWN, owners
+from .state_parts import OWN, STRUCTURE, owners
 from .step_access import ABSENT as _ABSENT, ALL, StepAccess
 
 _NO_ORDER = frozenset({("mutex",)})          # parts whose release orders nothing
@@ -109,7 +109,7 @@ class Recorder(StepAccess):
 
     def attach(self, m) -> None:
         """Record the run of machine ``m`` (before it starts; its state is instrumented in place)."""
-        self.m, self.state = m, traced_state.instrument(m.s, whole=OWN)
+        self.m, self.state = m, traced_state.instrument(m.s, whole=OWN, quiet=STRUCTURE)
         self.gate = m.s.wait_gate
         self._owner = owners(m.s)
         self._dest = {id(m.s.dest.bits), id(m.s.dest.valid)}
