@@ -44,7 +44,7 @@ from golden.analysis import traced_state
 from golden.errors import Blocked, GoldenError
 
 from .passed_waits import COUNTING, Prober, counts, sync
-from .state_parts import OWN, owners
+from .state_parts import OWN, STRUCTURE, owners
 from .step_access import ABSENT as _ABSENT, ALL, StepAccess
 
 _NO_ORDER = frozenset({("mutex",)})          # parts whose release orders nothing
@@ -104,10 +104,12 @@ class Recorder(StepAccess):
         self._waited: dict[int, tuple[set, int]] = {}
         self.prober = Prober()
         self._kept = None             # (steps, writers, users): ``_by_part``
+        self._wrote: dict = {}        # part -> the log index of the latest recorded step that changed it
+        self._again: dict = {}        # thread -> ``_retry``'s (parts, log length, reason) of its last blocked attempt
 
     def attach(self, m) -> None:
         """Record the run of machine ``m`` (before it starts; its state is instrumented in place)."""
-        self.m, self.state = m, traced_state.instrument(m.s, whole=OWN)
+        self.m, self.state = m, traced_state.instrument(m.s, whole=OWN, quiet=STRUCTURE)
         self.gate = m.s.wait_gate
         self._owner = owners(m.s)
         self._dest = {id(m.s.dest.bits), id(m.s.dest.valid)}
@@ -115,17 +117,23 @@ class Recorder(StepAccess):
     def step(self, t: int, d, index: int) -> None:
         prober, waited = self.prober, self._waited
         latch = list.__getitem__(self.gate, t)
-        if prober.by and t not in waited:       # a wait that blocked orders it already (``_release``)
+        if t in waited:                         # the step it blocked on, again
+            again = self._again.get(t)
+            if again is not None and not self._crossed and self._unchanged(again):
+                waited[t] = (waited[t][0], len(self._log) - 1)
+                raise Blocked(again[2])
+        elif prober.by:                         # a wait that blocked orders it already (``_release``)
             prober.probe(self, t, d, index, self.count[t] + 1, latch)
         self.own = t
         traced_state.ACTIVE = self
         try:
             self.m.step(t, d, index)
-        except Blocked:
+        except Blocked as e:
             reads, writes = self._finish_from(*self._ends())
             self._sync, prober.found = [], []
             parts, _ = self._waited.get(t, (set(), 0))
             self._waited[t] = (parts | reads.keys() | writes.keys(), len(self._log) - 1)
+            self._again[t] = self._retry(t, reads, writes, e.reason, latch)
             raise
         except GoldenError:
             self._record(t, d.handler)
@@ -143,6 +151,29 @@ class Recorder(StepAccess):
             prober.latched[t] = self.count[t]
         if found:
             prober.keep(self._log[-1], t)
+
+    def _retry(self, t: int, reads: dict, writes: dict, reason: str, latch):
+        """What tells whether thread ``t``'s next attempt of the step that just blocked would block alike: (the
+        parts it read, the log's length, why it blocked), or None when the attempt changed state (its Wait Gate
+        or anything but its own parts). golden blocks before any side effect (golden.errors.Blocked) but for a
+        satisfied latch forgotten, and what it decides from is traced; so while no recorded step changes those
+        parts (and no thread takes another's own parts) the same cells hold the same values, and the attempt
+        would read them again, block again for the same reason, and add no part to those its waits read."""
+        if list.__getitem__(self.gate, t) is not latch:
+            return None
+        for k in writes:
+            if k.__class__ is not tuple or len(k) != 2 or k[1] != t or k[0] not in OWN:
+                return None
+        return reads.keys() | writes.keys(), len(self._log), reason
+
+    def _unchanged(self, again: tuple) -> bool:
+        """Whether no recorded step since a blocked attempt (``_retry``) changed a part it read."""
+        parts, n0, _ = again
+        wrote = self._wrote
+        for k in parts:
+            if wrote.get(k, -1) >= n0:
+                return False
+        return True
 
     def _ends(self) -> tuple[int, int]:
         """Where the logged steps' reports end in ``mine`` and ``taken`` (the step running now reported the rest):
@@ -196,6 +227,9 @@ class Recorder(StepAccess):
         step.section = self._section.get(t, 0)
         if counting:
             step.counting = True
+        n, wrote = len(self._log), self._wrote
+        for k in writes:
+            wrote[k] = n
         self._log.append(step)
         self._now.append(step)
 
@@ -273,6 +307,7 @@ class Recorder(StepAccess):
             return []
         clocks: dict[int, list[int]] = {}
         self._by_thread: dict[int, list[Step]] = {}
+        facts: dict = {}                # ``Passed.holds``'s of the cells
         for n, s in enumerate(self.steps):
             vc = clocks.setdefault(s.thread, [0] * 4)
             vc[s.thread] = s.local
@@ -282,7 +317,7 @@ class Recorder(StepAccess):
             for p in sorted(s.passed, key=lambda p: p.j) if s.passed else ():
                 first = p.since + 1 if p.since else s.local      # the wait's first evaluation
                 floor = vc if first == s.local else self._clock_of(s.thread, first)
-                p.held = p.holds(self.steps, self.prober.hist, floor)
+                p.held = p.holds(self.steps, self.prober.hist, floor, facts)
                 if p.held:
                     vc[:] = [max(a, b) for a, b in zip(vc, self.steps[p.j].clock)]
             s.clock = tuple(vc)

@@ -23,6 +23,8 @@ COUNTING = _SYNC_COUNTING | _RISCV_COUNTING      # handlers that only count sema
 
 SYNC = frozenset({"semaphores", "srca", "srcb"})   # (SrcA / SrcB: their ownership and pointers, not rows)
 TRIES = 3                                          # starts probed per other thread, latest first
+QUIET_LIMIT = 4096                                 # ``_QUIET``'s entries at most
+_QUIET: dict = {}     # (thread, word, handler, Wait Gate latch) -> the outcome of a try that read no sync state
 
 
 def sync(part) -> bool:
@@ -43,7 +45,7 @@ class _Probe:
 
     def start(self, t: int, where, gate) -> "_Probe":
         self.own, self.where, self.gate = t, where, gate
-        self.cells, self.parts, self.latched = set(), set(), False
+        self.cells, self.parts, self.latched, self.seq = set(), set(), False, []
         return self
 
     def whole(self, lst, i) -> None:
@@ -94,8 +96,10 @@ class _Taken(_Report):
             return                  # structure: which container is read next
         if not sync(part):
             raise _Passes
-        self.probe.cells.add((id(cell[0]), cell[1]))
-        self.probe.parts.add(part[:2])
+        probe, (obj, key) = self.probe, cell
+        probe.cells.add((id(obj), key))
+        probe.parts.add(part[:2])
+        probe.seq.append((obj, key, value(obj, key)))
 
 
 class _Stop(list):
@@ -146,6 +150,17 @@ def would_block(m, t: int, d, index: int, back: list, where, gate, probe: _Probe
     return blocked, frozenset(probe.cells), probe.latched, probe.parts
 
 
+def _same(seq: tuple, back: dict) -> bool:
+    """Whether the cells of ``seq`` ((container, key, value) a try read) hold those values with ``back`` put
+    back (cell -> (container, key, value))."""
+    for obj, key, v in seq:
+        b = back.get((id(obj), key))
+        now = value(obj, key) if b is None else b[2]
+        if not (now is v or now == v):
+            return False
+    return True
+
+
 @dataclass(slots=True)
 class Passed:
     """Step ``n`` (thread ``t``) would have blocked without thread ``b``'s changes of synchronisation state from
@@ -159,7 +174,7 @@ class Passed:
     since: int
     held: bool = False      # whether the order was kept (``holds``, decided after the run)
 
-    def holds(self, steps, hist: dict, floor) -> bool:
+    def holds(self, steps, hist: dict, floor, memo: dict | None = None) -> bool:
         """Whether every schedule runs step ``j`` before step ``n``. Assume one runs ``n`` first: then for each
         cell the probe read, (1) only ``t`` and ``b`` ever set it; (2) ``t`` sets none of the cells ``b`` put
         back after ``b`` first did, nor, with a latched wait, any cell after the latch; (3) the other writes
@@ -168,14 +183,23 @@ class Passed:
         evaluation the cells hold what the probe saw, and the step would block: a contradiction. A semaphore
         Value only counted up and down by one (``counts``) was put back by ``b``'s counts alone: (2) and (3)
         then ask only that ``b``'s counts before ``j`` precede ``floor``, since counts commute (and its other
-        writes, unless one of them changed the Value: they all come first)."""
+        writes, unless one of them changed the Value: they all come first). ``memo``: what one analysis keeps of
+        each cell between calls (``_facts``)."""
         t, b, j, n = self.t, self.b, self.j, self.n
+        if memo is None:
+            memo = {}
         for cell in self.cells:
             writes = hist.get(cell, ())
-            if any(steps[k].thread not in (t, b) for k, _, _ in writes):
+            facts = memo.get(cell)
+            if facts is None:
+                facts = memo[cell] = _facts(steps, writes)
+            if not facts[0] <= {t, b}:
                 return False
-            counted = all(steps[k].counting for k, _, _ in writes if j <= k < n and steps[k].thread == b) and \
-                counts(steps, writes, n)
+            counted = all(steps[k].counting for k, _, _ in writes if j <= k < n and steps[k].thread == b)
+            if counted:
+                counted = memo.get((cell, n))
+                if counted is None:
+                    counted = memo[cell, n] = counts(steps, writes, n)
             put_back = next((k for k, _, _ in writes if j <= k < n and steps[k].thread == b), None)
             kept = []
             for k, _, _ in writes:
@@ -192,11 +216,18 @@ class Passed:
                 for x, y in zip(kept, kept[1:]):
                     if x.thread != y.thread and x.local > y.clock[x.thread]:
                         return False
-            idle = counted and all(before == after for k, before, after in writes if not steps[k].counting)
+            idle = counted and facts[1]
             last_b = next((x for x in reversed(kept) if x.thread == b and not (idle and not x.counting)), None)
             if last_b is not None and last_b.local > floor[b]:
                 return False
         return True
+
+
+def _facts(steps, writes: list) -> tuple[frozenset, bool]:
+    """Of a cell's writes ((run step, before, after)): the threads that set it, and whether every write but
+    the counts left it as it was."""
+    return (frozenset(steps[k].thread for k, _, _ in writes),
+            all(before == after for k, before, after in writes if not steps[k].counting))
 
 
 def counts(steps, writes: list, upto: int) -> bool:
@@ -254,6 +285,7 @@ class Prober:
         self.latched = [0] * 4                             # thread -> the number of its step that latched its gate
         self.found: list[Passed] = []
         self._probe: _Probe | None = None                  # made when a step is first tried
+        self._tries: dict = {}                             # ``_attempt``'s key -> [(cells read with values, outcome)]
 
     def changed(self, rec, n: int, t: int, sets: list, counting: bool) -> None:
         """Run step ``n`` of thread ``t`` (``counting``: a COUNTING handler's) set the synchronisation cells
@@ -278,6 +310,10 @@ class Prober:
         own = len(self.at.get(t, ()))
         if self._probe is None:
             self._probe = _Probe()
+        memo = None
+        if d.ins is not None:
+            g = list.__getitem__(rec.gate, t)
+            memo = (t, d.word, d.handler, None if g is None else tuple(g.__dict__.values()))
         for b, mine in self.by.items():
             if b == t:
                 continue
@@ -308,7 +344,7 @@ class Prober:
                 return out
 
             def attempt(x):
-                return would_block(rec.m, t, d, index, list(back(x).values()), rec.where, rec.gate, self._probe)
+                return self._attempt(rec, t, d, index, back(x), memo)
             def keep(x, got) -> None:
                 self.found.append(Passed(n, t, b, at[xs[x]], got[1], self.latched[t] if got[2] else 0))
             best = len(xs) - 1                # the latest start from which it blocks (more put back: blocks)
@@ -339,6 +375,29 @@ class Prober:
                     if tried[0]:
                         keep(x, tried)
             keep(best, got)
+
+    def _attempt(self, rec, t: int, d, index: int, back: dict, memo) -> tuple:
+        """``would_block`` with ``back`` (cell -> (container, key, value)) put back, or the outcome of an earlier
+        try of the same instruction by the same thread with the same Wait Gate latch (``memo``; None: RISC-V
+        actions, not kept) whose cells, read in order, hold the same values now: the try decides on those
+        alone (it stops at the first other cell), so it would read the same and end alike. A try that read
+        none ends alike in any run."""
+        if memo is not None:
+            got = _QUIET.get(memo)
+            if got is not None:
+                return got
+            for seq, got in self._tries.get(memo, ()):
+                if _same(seq, back):
+                    return got
+        probe = self._probe
+        got = would_block(rec.m, t, d, index, list(back.values()), rec.where, rec.gate, probe)
+        if memo is not None:
+            if not probe.seq:
+                if len(_QUIET) < QUIET_LIMIT:
+                    _QUIET[memo] = (got[0], got[1], got[2], frozenset())
+            else:
+                self._tries.setdefault(memo, []).append((tuple(probe.seq), got))
+        return got
 
     def keep(self, step, t: int) -> None:
         """Step ``step`` of thread ``t`` ran without blocking: keep what its probes found."""

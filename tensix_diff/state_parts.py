@@ -11,6 +11,7 @@ import dataclasses
 import numpy as np
 
 OWN = frozenset({"rwc", "adc", "gpr", "thread_config", "frontend", "wait_gate"})   # per-thread parts
+STRUCTURE = frozenset({"srca", "srcb", "l1"})      # fields of the state whose containers are parted within
 DEST = ("dest",)
 _SCALARS = {int, bool, str, type(None)}
 

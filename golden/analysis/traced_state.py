@@ -403,9 +403,10 @@ def _traced_class(cls: type, lists: frozenset) -> type:
     return sub
 
 
-def instrument(x, whole: frozenset = frozenset()):
+def instrument(x, whole: frozenset = frozenset(), quiet: frozenset = frozenset()):
     """``x`` with its containers swapped for traced ones, recursively (in place where it can); the lists in
-    the fields of ``x`` named in ``whole`` become TWhole, their entries left plain."""
+    the fields of ``x`` named in ``whole`` become TWhole, their entries left plain; the fields of ``x`` named
+    in ``quiet`` (each holding a container) are structure: taking them reports nothing, as for a list."""
     if isinstance(x, np.ndarray):
         return _tarray(x)
     if isinstance(x, list):
@@ -427,7 +428,7 @@ def instrument(x, whole: frozenset = frozenset()):
                 lists.add(name)
             elif name not in skip and v.__class__ not in _SCALARS:
                 v = d[name] = instrument(v)
-                if isinstance(v, list):
+                if isinstance(v, list) or name in quiet:
                     lists.add(name)
         x.__class__ = _traced_class(x.__class__, frozenset(lists))
     return x

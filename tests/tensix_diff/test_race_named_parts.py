@@ -132,3 +132,23 @@ def _change_unnamed(s, step, rng) -> list:
                 lambda x, y: [setattr(x.semaphores[i], k, getattr(y.semaphores[i], k)) for i in sems
                               for k in ("value", "max")]))
     return out
+
+
+def test_the_fields_taken_quietly_lie_in_no_part():
+    """The state's fields the recorder takes without a report (state_parts.STRUCTURE) lie in no part, so the
+    record misses nothing: each only leads to containers whose own cells are reported."""
+    from golden.analysis import traced_state
+    from tensix_diff.state_parts import STRUCTURE
+    m = Tensix()
+    rec = Recorder()
+    rec.attach(m)
+    traced_state.ACTIVE = rec
+    try:
+        for name in sorted(STRUCTURE):
+            assert rec.where((m.s, name)) is None, f"{name} lies in a part: taking it must be reported"
+            getattr(m.s, name)
+        taken = list(rec.taken)
+        m.s.dest
+    finally:
+        traced_state.ACTIVE = None
+    assert taken == [] and rec.taken == [(m.s, "dest")]
