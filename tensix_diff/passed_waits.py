@@ -323,7 +323,8 @@ class Prober:
             if self.futile.get(key) == now:
                 continue
             first = bisect_right(at, self.covered.get((t, b), -1))
-            xs = [x for x in range(first, len(at)) if wants is None or not wants.isdisjoint(mine[x][2])]
+            xs = range(first, len(at)) if wants is None else \
+                [x for x in range(first, len(at)) if not wants.isdisjoint(mine[x][2])]
             if not xs:
                 continue
 
@@ -344,7 +345,8 @@ class Prober:
                 return out
 
             def attempt(x):
-                return self._attempt(rec, t, d, index, back(x), memo)
+                got = _QUIET.get(memo) if memo is not None else None     # (one that read no sync state: any x)
+                return got if got is not None else self._attempt(rec, t, d, index, back(x), memo)
             def keep(x, got) -> None:
                 self.found.append(Passed(n, t, b, at[xs[x]], got[1], self.latched[t] if got[2] else 0))
             best = len(xs) - 1                # the latest start from which it blocks (more put back: blocks)
@@ -369,11 +371,14 @@ class Prober:
                     return          # it read no synchronisation state: no other thread's changes matter
                 continue
             # the earlier changes of what it read: each order from one may be what lets the next hold
+            cells = got[1]
             for x in range(best):
-                if any((id(obj), k) in got[1] for obj, k, _, _ in mine[xs[x]][1]):
-                    tried = attempt(xs[x])
-                    if tried[0]:
-                        keep(x, tried)
+                for obj, k, _, _ in mine[xs[x]][1]:
+                    if (id(obj), k) in cells:
+                        tried = attempt(xs[x])
+                        if tried[0]:
+                            keep(x, tried)
+                        break
             keep(best, got)
 
     def _attempt(self, rec, t: int, d, index: int, back: dict, memo) -> tuple:
