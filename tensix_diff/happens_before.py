@@ -122,8 +122,8 @@ class Recorder(StepAccess):
             if again is not None and not self._crossed and self._unchanged(again):
                 waited[t] = (waited[t][0], len(self._log) - 1)
                 raise Blocked(again[2])
-        elif prober.by:                         # a wait that blocked orders it already (``_release``)
-            prober.probe(self, t, d, index, self.count[t] + 1, latch)
+        elif prober.by and (latch is not None or prober.read.get((t, d.handler), True)):
+            prober.probe(self, t, d, index, self.count[t] + 1, latch)     # (a wait that blocked: ``_release``)
         self.own = t
         traced_state.ACTIVE = self
         try:
@@ -249,13 +249,13 @@ class Recorder(StepAccess):
         thread's, its section is its thread's latest step's (only a step reading the mutexes changes it, and
         such a step is made at once)."""
         log, (count, section) = self._log, self._thread_at
-        logged = {n: (t, mine, taken) for n, t, mine, taken in self._logged()}
+        logged = self._logged()
         for n in range(self._made, len(log)):
             x = log[n]
             if x.__class__ is Step:
                 count[x.thread], section[x.thread] = x.local, x.section
                 continue
-            t, self.mine, self.taken = logged[n]
+            _, t, self.mine, self.taken = next(logged)
             self.own = t
             count[t] += 1
             reads, writes = self._finish()
@@ -308,18 +308,23 @@ class Recorder(StepAccess):
         clocks: dict[int, list[int]] = {}
         self._by_thread: dict[int, list[Step]] = {}
         facts: dict = {}                # ``Passed.holds``'s of the cells
-        for n, s in enumerate(self.steps):
-            vc = clocks.setdefault(s.thread, [0] * 4)
+        steps, hist = self.steps, self.prober.hist
+        for n, s in enumerate(steps):
+            vc = clocks.get(s.thread)
+            if vc is None:
+                vc = clocks[s.thread] = [0] * 4
             vc[s.thread] = s.local
-            src = self._release(n, s, writers)
-            if src is not None:
-                vc[:] = [max(a, b) for a, b in zip(vc, src.clock)]
-            for p in sorted(s.passed, key=lambda p: p.j) if s.passed else ():
-                first = p.since + 1 if p.since else s.local      # the wait's first evaluation
-                floor = vc if first == s.local else self._clock_of(s.thread, first)
-                p.held = p.holds(self.steps, self.prober.hist, floor, facts)
-                if p.held:
-                    vc[:] = [max(a, b) for a, b in zip(vc, self.steps[p.j].clock)]
+            if s.waited:
+                src = self._release(n, s, writers)
+                if src is not None:
+                    vc[:] = [max(a, b) for a, b in zip(vc, src.clock)]
+            if s.passed:
+                for p in sorted(s.passed, key=lambda p: p.j):
+                    first = p.since + 1 if p.since else s.local      # the wait's first evaluation
+                    floor = vc if first == s.local else self._clock_of(s.thread, first)
+                    p.held = p.holds(steps, hist, floor, facts)
+                    if p.held:
+                        vc[:] = [max(a, b) for a, b in zip(vc, steps[p.j].clock)]
             s.clock = tuple(vc)
         sems = self.state.semaphores
         commute = {k for k in shared if k[0] == "semaphores" and k[1] < len(sems)
@@ -331,9 +336,7 @@ class Recorder(StepAccess):
             vc = s.clock
             # parts in the order the step reached them (a set's order moves with the hash seed, and the
             # candidates' order decides which reversals are run first)
-            for k in s.reads | s.writes:
-                if k not in shared:
-                    continue
+            for k in _in(s.reads, s.writes, shared):
                 by_thread = seen.get(k)
                 if by_thread is None:
                     by_thread = seen[k] = {}
@@ -385,6 +388,15 @@ class Recorder(StepAccess):
         if any(writers.get(k, set()) - {s.thread, b} for k in enabling):
             return None
         return src
+
+
+def _in(reads: dict, writes: dict, shared: set) -> list:
+    """The parts of ``shared`` a step read or wrote, in the order of ``reads | writes``."""
+    out = [k for k in reads if k in shared]
+    for k in writes:
+        if k in shared and k not in reads:
+            out.append(k)
+    return out
 
 
 def _logged_at(x: int) -> tuple[int, int, int]:

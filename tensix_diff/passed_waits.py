@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from operator import itemgetter
 
 from golden.analysis import traced_state
 from golden.analysis.traced_state import poke, value
@@ -24,6 +25,7 @@ COUNTING = _SYNC_COUNTING | _RISCV_COUNTING      # handlers that only count sema
 SYNC = frozenset({"semaphores", "srca", "srcb"})   # (SrcA / SrcB: their ownership and pointers, not rows)
 TRIES = 3                                          # starts probed per other thread, latest first
 QUIET_LIMIT = 4096                                 # ``_QUIET``'s entries at most
+_RUN_STEP = itemgetter(0)                          # a write's run step (``Prober.hist``)
 _QUIET: dict = {}     # (thread, word, handler, Wait Gate latch) -> the outcome of a try that read no sync state
 
 
@@ -195,12 +197,14 @@ class Passed:
                 facts = memo[cell] = _facts(steps, writes)
             if not facts[0] <= {t, b}:
                 return False
-            counted = all(steps[k].counting for k, _, _ in writes if j <= k < n and steps[k].thread == b)
+            hi = bisect_left(writes, n, key=_RUN_STEP)          # (a cell's writes are in run order)
+            between = writes[bisect_left(writes, j, 0, hi, key=_RUN_STEP):hi]
+            counted = all(steps[k].counting for k, _, _ in between if steps[k].thread == b)
             if counted:
                 counted = memo.get((cell, n))
                 if counted is None:
                     counted = memo[cell, n] = counts(steps, writes, n)
-            put_back = next((k for k, _, _ in writes if j <= k < n and steps[k].thread == b), None)
+            put_back = next((k for k, _, _ in between if steps[k].thread == b), None)
             kept = []
             for k, _, _ in writes:
                 if k >= n:
@@ -266,6 +270,24 @@ def counts(steps, writes: list, upto: int) -> bool:
     return True
 
 
+def _back(mine: list, x: int) -> dict:
+    """The cells a thread changed from its change x on (``mine``: its ``Prober.by``), with what they held
+    before (a count: less that thread's counts): cell -> (container, key, value)."""
+    out, counted = {}, {}
+    for _, cells, _, counting in mine[x:]:
+        for obj, k, before, after in cells:
+            cell = (id(obj), k)
+            if cell not in out:
+                out[cell], counted[cell] = (obj, k, before), 0
+            if counted[cell] is not None:
+                counted[cell] = counted[cell] + after - before if counting else None
+    for cell, by in counted.items():
+        if by is not None:
+            obj, k, _ = out[cell]
+            out[cell] = (obj, k, value(obj, k) - by)
+    return out
+
+
 class Prober:
     """During a recorded run: the synchronisation cells each step set and changed, and the probes of steps
     that may wait while another thread has changed such cells since the step was last known to follow it.
@@ -323,28 +345,23 @@ class Prober:
             if self.futile.get(key) == now:
                 continue
             first = bisect_right(at, self.covered.get((t, b), -1))
-            xs = [x for x in range(first, len(at)) if wants is None or not wants.isdisjoint(mine[x][2])]
+            xs = range(first, len(at)) if wants is None else \
+                [x for x in range(first, len(at)) if not wants.isdisjoint(mine[x][2])]
             if not xs:
                 continue
 
+            backs: dict = {}
+
             def back(x) -> dict:
-                """The cells b changed from its change x on, with what they held before (a count: less b's)."""
-                out, counted = {}, {}
-                for _, cells, _, counting in mine[x:]:
-                    for obj, k, before, after in cells:
-                        cell = (id(obj), k)
-                        if cell not in out:
-                            out[cell], counted[cell] = (obj, k, before), 0
-                        if counted[cell] is not None:
-                            counted[cell] = counted[cell] + after - before if counting else None
-                for cell, by in counted.items():
-                    if by is not None:
-                        obj, k, _ = out[cell]
-                        out[cell] = (obj, k, value(obj, k) - by)
+                """``_back`` of b's changes from its change x on (kept while this step is probed)."""
+                out = backs.get(x)
+                if out is None:
+                    out = backs[x] = _back(mine, x)
                 return out
 
             def attempt(x):
-                return self._attempt(rec, t, d, index, back(x), memo)
+                got = _QUIET.get(memo) if memo is not None else None     # (one that read no sync state: any x)
+                return got if got is not None else self._attempt(rec, t, d, index, back(x), memo)
             def keep(x, got) -> None:
                 self.found.append(Passed(n, t, b, at[xs[x]], got[1], self.latched[t] if got[2] else 0))
             best = len(xs) - 1                # the latest start from which it blocks (more put back: blocks)
@@ -369,11 +386,14 @@ class Prober:
                     return          # it read no synchronisation state: no other thread's changes matter
                 continue
             # the earlier changes of what it read: each order from one may be what lets the next hold
+            cells = got[1]
             for x in range(best):
-                if any((id(obj), k) in got[1] for obj, k, _, _ in mine[xs[x]][1]):
-                    tried = attempt(xs[x])
-                    if tried[0]:
-                        keep(x, tried)
+                for obj, k, _, _ in mine[xs[x]][1]:
+                    if (id(obj), k) in cells:
+                        tried = attempt(xs[x])
+                        if tried[0]:
+                            keep(x, tried)
+                        break
             keep(best, got)
 
     def _attempt(self, rec, t: int, d, index: int, back: dict, memo) -> tuple:

@@ -29,7 +29,7 @@ class StepAccess:
         self._more = False            # whether the step reported more than cells taken and its own parts
         self._reads: dict = {}
         self._writes: dict = {}
-        self._touched: dict = {}      # id(array) -> (array, copy before the step)
+        self._touched: dict = {}      # id(array) -> (array, its bytes before the step)
         self._set = ABSENT           # the Dest rows the step set (ALL: not known which)
         self.own = -1                 # the stepping thread: its entries of the per-thread lists are its own
         self.mine: list = []          # the per-thread lists whose entry ``own`` the step took
@@ -78,7 +78,7 @@ class StepAccess:
         """Array ``arr`` about to be set at index ``i`` (None: anywhere)."""
         self._more = True
         if id(arr) not in self._touched:
-            self._touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
+            self._touched[id(arr)] = (arr, arr.tobytes())
         if id(arr) in self._dest and self._set is not ALL:
             rows = None if i is None else _rows(i[0] if i.__class__ is tuple and i else i, len(arr))
             self._set = ALL if rows is None else _mask(rows) if self._set is ABSENT else self._set | _mask(rows)
@@ -86,7 +86,7 @@ class StepAccess:
     def read_array(self, arr, i) -> None:
         self._more = True
         if id(arr) not in self._touched:
-            self._touched[id(arr)] = (arr, arr.view(np.ndarray).copy())
+            self._touched[id(arr)] = (arr, arr.tobytes())
         if id(arr) in self._dest and self._reads.get(_DEST, ABSENT) is not ALL:     # Dest by the rows indexed
             rows = None if i is None else _rows(i[0] if i.__class__ is tuple and i else i, len(arr))
             if rows is not None:
@@ -227,9 +227,10 @@ class StepAccess:
         """The parts of the arrays the step changed (Dest by row)."""
         owner = self._owner
         for arr, before in self._touched.values():
-            now = arr.view(np.ndarray)
-            if now.tobytes() == before.tobytes():
+            if arr.tobytes() == before:
                 continue
+            now = arr.view(np.ndarray)
+            before = np.frombuffer(before, now.dtype).reshape(now.shape)
             part = owner[id(arr)]
             if part == _DEST:                 # Dest by row: its bits or its valid bit
                 k = self._row_words.get(id(arr))

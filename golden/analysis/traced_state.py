@@ -212,7 +212,9 @@ class TWhole(list):
         r = ACTIVE
         if r is not None:
             if i == r.own:
-                r.mine.append(self)
+                mine = r.mine
+                if not mine or mine[-1] is not self:     # (taken again at once: reported once)
+                    mine.append(self)
             elif i.__class__ is int:
                 r.whole(self, i % len(self))
             else:
