@@ -303,6 +303,7 @@ class Prober:
         self.hist: dict[tuple, list[int]] = {}             # (id(container), key) -> run steps that set it
         self.covered: dict[tuple, int] = {}                # (t, b) -> the latest run step of b t follows
         self.read: dict[tuple, set] = {}                   # (t, handler) -> kinds of parts its waits read
+        self.passes: set = set()                           # (t, handler) of which a try passed every wait
         self.futile: dict[tuple, tuple] = {}               # (t, handler, b) -> the changes when a try last passed
         self.latched = [0] * 4                             # thread -> the number of its step that latched its gate
         self.found: list[Passed] = []
@@ -325,7 +326,9 @@ class Prober:
         thread, a change of it without which the step blocks."""
         if latch is not None and (d.ins is None or not holds_back(latch, d.ins.name)):
             latch = None            # a latch that cannot hold this step back: its handler's own waits alone
-        wants = None if latch is not None else self.read.get((t, d.handler))     # None: any part
+        # the kinds of parts its waits read (None: any part), known once a try passed them all: a try that
+        # blocks stops at its first unmet wait (a SrcA bank, never reaching SrcB's)
+        wants = None if latch is not None or (t, d.handler) not in self.passes else self.read.get((t, d.handler))
         if wants is not None and not wants:
             return                  # its handler has read no synchronisation state
         n = rec.ran()
@@ -361,7 +364,13 @@ class Prober:
 
             def attempt(x):
                 got = _QUIET.get(memo) if memo is not None else None     # (one that read no sync state: any x)
-                return got if got is not None else self._attempt(rec, t, d, index, back(x), memo)
+                if got is None:
+                    got = self._attempt(rec, t, d, index, back(x), memo)
+                if not got[2]:
+                    self.read.setdefault((t, d.handler), set()).update(got[3])
+                    if not got[0]:
+                        self.passes.add((t, d.handler))
+                return got
             def keep(x, got) -> None:
                 self.found.append(Passed(n, t, b, at[xs[x]], got[1], self.latched[t] if got[2] else 0))
             best = len(xs) - 1                # the latest start from which it blocks (more put back: blocks)
@@ -378,8 +387,6 @@ class Prober:
                         else:
                             hi = mid
                     best = lo
-            if not got[2]:
-                self.read.setdefault((t, d.handler), set()).update(got[3])
             if not got[0]:
                 self.futile[key] = now
                 if not got[1]:

@@ -103,3 +103,17 @@ def test_config_writes_of_distinct_bytes_of_one_word_do_not_conflict():
                    threads={0: disjoint.threads[0], 1: isa.assemble("RMWCIB0 mask=255 data=0x22 cfgregaddr=69")})
     report = check(same)
     assert report.racy and report.differences == ["config state 0 [69]: expected 0x22, actual 0x11"], report.text()
+
+
+def test_a_wait_for_both_src_banks_is_ordered_after_the_srcb_unpack_its_first_tries_never_reached():
+    """A reduce kernel's GMPOOL waits for the SrcA bank, then the SrcB bank. Its first probe tries blocked at
+    SrcA, so they never read SrcB's parts; the kinds of parts its waits read are taken only from a try that
+    passed them all, so a later GMPOOL, which would block only without the SrcB unpack, is ordered after it
+    (the former analysis left that pair a candidate and ran 14 schedules)."""
+    from pathlib import Path
+    from tensix_diff.case import load_bundle
+    bundle = Path(__file__).resolve().parents[2] / "tests/fuzz_corpus/ttsim-pipeline-s4100-part01.cases.jsonl.gz"
+    case = next(c for c in load_bundle(bundle) if c.name == "fuzz-pipeline-s4100-00080")
+    assert _candidates(case) == []
+    report = check(case)
+    assert not report.racy and report.tried == ["round-robin 0-1-2"], report.text()
