@@ -302,7 +302,7 @@ class Recorder(StepAccess):
         if not self._shared():
             return []
         writers, users = self._by_part()
-        shared = {k for k, ts in writers.items() if len(ts | users.get(k, set())) > 1 and k not in _NO_ORDER}
+        shared = set(_shared_parts(writers, users))
         if not shared:
             return []
         clocks: dict[int, list[int]] = {}
@@ -328,11 +328,11 @@ class Recorder(StepAccess):
             s.clock = tuple(vc)
         sems = self.state.semaphores
         commute = {k for k in shared if k[0] == "semaphores" and k[1] < len(sems)
-                   and counts(self.steps, self.prober.hist.get((id(sems[k[1]]), "value"), []), len(self.steps))}
+                   and counts(steps, hist.get((id(sems[k[1]]), "value"), []), len(steps))}
         out: list[Candidate] = []
         seen: dict[tuple, dict[int, tuple[list, list]]] = {}     # part -> thread -> (its steps on it, its writes)
         waits = {k: sync(k) for k in shared}     # reading a wait condition only decides when a thread moves
-        for s in self.steps:
+        for s in steps:
             vc = s.clock
             # parts in the order the step reached them (a set's order moves with the hash seed, and the
             # candidates' order decides which reversals are run first)
@@ -423,9 +423,14 @@ def _threads(steps: list[Step]) -> tuple[dict, dict]:
     return writers, users
 
 
+def _shared_parts(writers: dict, users: dict):
+    """The parts one thread writes and another writes or reads (their order matters)."""
+    return (k for k, ts in writers.items() if len(ts | users.get(k, set())) > 1 and k not in _NO_ORDER)
+
+
 def _any_shared(writers: dict, users: dict) -> bool:
-    """Whether a part one thread writes is written or read by another (its order matters)."""
-    return any(len(ts | users.get(k, set())) > 1 and k not in _NO_ORDER for k, ts in writers.items())
+    """Whether some part is shared (``_shared_parts``)."""
+    return any(True for _ in _shared_parts(writers, users))
 
 
 def _last_conflict(earlier: list[tuple], s: Step, sw, sr, known: int, commute: bool = False):

@@ -408,11 +408,8 @@ class Prober:
         try of the same instruction by the same thread with the same Wait Gate latch (``memo``; None: RISC-V
         actions, not kept) whose cells, read in order, hold the same values now: the try decides on those
         alone (it stops at the first other cell), so it would read the same and end alike. A try that read
-        none ends alike in any run."""
+        none ends alike in any run: kept in ``_QUIET``, which the caller asks first (before ``back`` is made)."""
         if memo is not None:
-            got = _QUIET.get(memo)
-            if got is not None:
-                return got
             for seq, got in self._tries.get(memo, ()):
                 if _same(seq, back):
                     return got
