@@ -41,6 +41,7 @@ class StepAccess:
         self._row_words: dict = {}    # id(array) -> ``_row_words`` of Dest's arrays
         self._may: dict = {}          # (id(container), key) -> the bits a Config write may change
         self._sync: list = []         # (container, key, value before) of synchronisation cells set
+        self._syncs: dict = {}        # part -> whether it is synchronisation state (passed_waits.sync)
 
     def where(self, cell) -> tuple | None:
         """The part a (container, key) lies in (None: structure)."""
@@ -54,15 +55,6 @@ class StepAccess:
         return o if o.__class__ is tuple else o.get(cell[1])
 
     # --- the tracer's reports during one step (golden.analysis.traced_state) ---
-    def _take(self, part: tuple) -> None:
-        """A part handed to a handler: read whole."""
-        self._reads[part] = ALL
-
-    @staticmethod
-    def _part(o, key):
-        """The part cell ``key`` of a container lies in (``o``: the container's entry in ``_owners``)."""
-        return o if o.__class__ is tuple else o.get(key)
-
     def whole(self, lst, i: int) -> None:
         """Another thread's entry of a per-thread list taken whole: read, and written when the step changes it
         (compared with a copy at the end of the step). The thread's own (``mine``) are read and written."""
@@ -77,22 +69,29 @@ class StepAccess:
     def touch(self, arr, i=None) -> None:
         """Array ``arr`` about to be set at index ``i`` (None: anywhere)."""
         self._more = True
-        if id(arr) not in self._touched:
-            self._touched[id(arr)] = (arr, arr.tobytes())
-        if id(arr) in self._dest and self._set is not ALL:
+        a = id(arr)
+        if a not in self._touched:
+            self._touched[a] = (arr, arr.tobytes())
+        if a in self._dest and self._set is not ALL:
             rows = None if i is None else _rows(i[0] if i.__class__ is tuple and i else i, len(arr))
             self._set = ALL if rows is None else _mask(rows) if self._set is ABSENT else self._set | _mask(rows)
 
     def read_array(self, arr, i) -> None:
         self._more = True
-        if id(arr) not in self._touched:
-            self._touched[id(arr)] = (arr, arr.tobytes())
-        if id(arr) in self._dest and self._reads.get(_DEST, ABSENT) is not ALL:     # Dest by the rows indexed
+        a = id(arr)
+        if a not in self._touched:
+            self._touched[a] = (arr, arr.tobytes())
+        if a in self._dest:                           # Dest by the rows indexed
+            reads = self._reads
+            old = reads.get(_DEST, ABSENT)
+            if old is ALL:
+                return
             rows = None if i is None else _rows(i[0] if i.__class__ is tuple and i else i, len(arr))
             if rows is not None:
-                self._add_rows(self._reads, _mask(rows))
+                rows = _mask(rows)
+                reads[_DEST] = rows if old is ABSENT else old | rows
                 return
-        self._take(self._owner[id(arr)])
+        self._reads[self._owner[a]] = ALL
 
     def field(self, lst, i: int, bits: int) -> None:
         self._more = True
@@ -167,7 +166,7 @@ class StepAccess:
         those a write may change but left as they were (read); those it changed are written."""
         owner, words, done = self._owner, {}, set()
         get, once, free = owner.get, done.add, self._set is ABSENT      # free: Dest rows not set (read whole)
-        for obj, key in self.taken:                   # (taking a part: reads[part] = ALL, ``_take`` written out)
+        for obj, key in self.taken:                   # (taking a part reads it whole: reads[part] = ALL)
             i = id(obj)
             if i in done:
                 continue
@@ -182,32 +181,43 @@ class StepAccess:
                 part = o.get(key)
                 if part is not None and part not in reads and (free or part != _DEST):
                     reads[part] = ALL
-        for obj, key, bits in self.fields:
-            o = owner.get(id(obj))
-            if o.__class__ is int:
-                words[o] = words.get(o, 0) | (bits << 32 * key if key is not None else self._bits_mask(bits))
-        for obj, key, before in firsts(self.written).values() if self.written else ():
-            o = owner.get(id(obj))
-            if o is None:
-                continue
-            now = value(obj, key)
-            if o.__class__ is int:
-                changed = (now ^ before) & FULL
-                may = self._may.get((id(obj), key), FULL)
-                if changed:
-                    k = ("config", o)
-                    writes[k] = writes.get(k, 0) | changed << 32 * key
-                words[o] = words.get(o, 0) | (may & ~changed) << 32 * key
-                continue
-            part = o if o.__class__ is tuple else self._part(o, key)     # setting a cell takes its part
-            if sync(part):
-                self._sync.append((obj, key, before, now))
-            if part is None or writes.get(part, ABSENT) is ALL:
-                continue
-            if part not in reads:
-                self._take(part)
-            if not (now is before or now == before):
-                writes[part] = ALL
+        if self.fields:
+            masks = self._masks
+            for obj, key, bits in self.fields:
+                o = get(id(obj))
+                if o.__class__ is int:
+                    if key is not None:
+                        bits <<= 32 * key
+                    else:
+                        kept = masks.get(id(bits))
+                        bits = kept[1] if kept is not None else self._bits_mask(bits)
+                    words[o] = words.get(o, 0) | bits
+        if self.written:
+            syncs, may = self._syncs, self._may
+            for obj, key, before in firsts(self.written).values():
+                o = get(id(obj))
+                if o is None:
+                    continue
+                now = value(obj, key)
+                if o.__class__ is int:
+                    changed = (now ^ before) & FULL
+                    if changed:
+                        k = ("config", o)
+                        writes[k] = writes.get(k, 0) | changed << 32 * key
+                    words[o] = words.get(o, 0) | (may.get((id(obj), key), FULL) & ~changed) << 32 * key
+                    continue
+                part = o if o.__class__ is tuple else o.get(key)     # setting a cell takes its part
+                s = syncs.get(part)
+                if s is None:
+                    s = syncs[part] = sync(part)
+                if s:
+                    self._sync.append((obj, key, before, now))
+                if part is None or writes.get(part, ABSENT) is ALL:
+                    continue
+                if part not in reads:
+                    reads[part] = ALL
+                if not (now is before or now == before):
+                    writes[part] = ALL
         if self._may:
             self._may = {}
         for i, bits in words.items():
@@ -239,7 +249,7 @@ class StepAccess:
                 rows = _changed_rows(now, before, k)
                 if rows:
                     self._add_rows(writes, rows)
-            elif (now != before).any():
+            elif now.dtype.kind in "biu" or (now != before).any():     # (integers: bytes differ, values differ)
                 writes[part] = ALL
 
 

@@ -236,6 +236,7 @@ class TArray(np.ndarray):
     record nothing; a ufunc on the whole array reads all of it."""
 
     tracked = False
+    plain = None        # a tracked array's view as a plain ndarray
 
     @property
     def lw(self) -> np.ndarray:
@@ -250,17 +251,23 @@ class TArray(np.ndarray):
         return self._ids
 
     def __getitem__(self, i):
+        p = self.plain
+        if p is None:
+            return np.ndarray.__getitem__(self.view(np.ndarray), i)
+        out = p[i]
         r = ACTIVE
-        out = np.ndarray.__getitem__(self.view(np.ndarray), i)
-        if r is not None and self.tracked:
+        if r is not None:
             r.read_array(self, i)
         return out
 
     def __setitem__(self, i, v):
+        p = self.plain
+        if p is None:
+            return np.ndarray.__setitem__(self.view(np.ndarray), i, v)
         r = ACTIVE
-        if r is not None and self.tracked:
+        if r is not None:
             r.touch(self, i)
-        np.ndarray.__setitem__(self.view(np.ndarray), i, v)
+        p[i] = v
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kw):
         r = ACTIVE
@@ -281,7 +288,7 @@ class TArray(np.ndarray):
 
 def _tarray(a: np.ndarray) -> TArray:
     t = np.ascontiguousarray(a).view(TArray)
-    t.tracked = True
+    t.tracked, t.plain = True, t.view(np.ndarray)
     return t
 
 
