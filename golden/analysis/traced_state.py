@@ -375,12 +375,17 @@ def _cell(name: str) -> property:
     leaf = name in _LEAVES
 
     def get(self):
+        r = ACTIVE
+        if r is not None:
+            r.taken.append((self, name))
+        return self.__dict__[name]
+
+    def get_leaf(self):
         v = self.__dict__[name]
         r = ACTIVE
         if r is not None:
             r.taken.append((self, name))
-            if leaf:
-                r.written.append((self, name, v.copy()))
+            r.written.append((self, name, v.copy()))
         return v
 
     def put(self, v):
@@ -389,7 +394,7 @@ def _cell(name: str) -> property:
             old = self.__dict__[name]
             r.written.append((self, name, old.copy() if leaf else old))
         self.__dict__[name] = v
-    return property(get, put)
+    return property(get_leaf if leaf else get, put)
 
 
 class _Held:
