@@ -338,7 +338,8 @@ class Recorder(StepAccess):
         commute = {k for k in shared if k[0] == "semaphores" and k[1] < len(sems)
                    and counts(log, hist.get((id(sems[k[1]]), "value"), []), len(log))}
         out: list[Candidate] = []
-        seen: dict[tuple, dict[int, tuple[list, list]]] = {}     # part -> thread -> (its steps on it, its writes)
+        # part -> thread -> [its steps on it, its writes, all they wrote of it, all they read of it]
+        seen: dict[tuple, dict[int, list]] = {}
         waits = {k: sync(k) for k in shared}     # reading a wait condition only decides when a thread moves
         count, section, last = [0] * 4, [0] * 4, [(0, 0, 0, 0)] * 4     # per thread, as of its latest Step
         for n, s in enumerate(log):
@@ -362,20 +363,36 @@ class Recorder(StepAccess):
                     by_thread = seen[k] = {}
                 sw = s.writes.get(k, _ABSENT)
                 sr = _ABSENT if waits[k] else s.reads.get(k, _ABSENT)
-                e = (s, sw, sr)
-                if sw is not _ABSENT or sr is not _ABSENT:
-                    for other, (earlier, wrote) in by_thread.items():
-                        them = earlier if sw is not _ABSENT else wrote
-                        if other != t and them and them[-1][0].local > vc[other]:
-                            c = _last_conflict(them, s, sw, sr, vc[other], k in commute)
-                            if c is not None:
-                                out.append(Candidate(other, c.section or c.local, t, s.local, k))
+                if sw is _ABSENT and sr is _ABSENT:       # no access: conflicts with nothing, orders nothing
+                    if t not in by_thread:
+                        by_thread[t] = [[], [], _ABSENT, _ABSENT]
+                    continue
+                # another thread's steps conflict only where all they wrote or read of the part does
+                for other, (earlier, wrote, w, r) in by_thread.items():
+                    if other == t:
+                        continue
+                    if sw is not _ABSENT:
+                        if not earlier or earlier[-1][0].local <= vc[other] or not (
+                                _overlap(sw, w) or _overlap(sw, r) or _overlap(w, sr)):
+                            continue
+                        them = earlier
+                    else:
+                        if not wrote or wrote[-1][0].local <= vc[other] or not _overlap(w, sr):
+                            continue
+                        them = wrote
+                    c = _last_conflict(them, s, sw, sr, vc[other], k in commute)
+                    if c is not None:
+                        out.append(Candidate(other, c.section or c.local, t, s.local, k))
                 mine = by_thread.get(t)
                 if mine is None:
-                    mine = by_thread[t] = ([], [])
+                    mine = by_thread[t] = [[], [], _ABSENT, _ABSENT]
+                e = (s, sw, sr)
                 mine[0].append(e)
                 if sw is not _ABSENT:
                     mine[1].append(e)
+                    mine[2] = _union(mine[2], sw)
+                if sr is not _ABSENT:
+                    mine[3] = _union(mine[3], sr)
         return out
 
     def _clock_of(self, log: list, t: int, local: int) -> tuple:
@@ -427,6 +444,15 @@ def _clock_made(log: list, made: list) -> None:
             s.clock = c[:t] + (s.local,) + c[t + 1:]
         elif s.clock:
             last[t] = s.clock
+
+
+def _union(a, b):
+    """Details ``a`` and ``b`` (not ``_ABSENT``) of one part as one."""
+    if a is _ABSENT:
+        return b
+    if a is ALL or b is ALL:
+        return ALL
+    return a | b
 
 
 def _in(reads: dict, writes: dict, shared: set) -> list:
