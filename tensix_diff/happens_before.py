@@ -273,9 +273,9 @@ class Recorder(StepAccess):
         if self._clocked and made:
             _clock_made(log, made)
 
-    def _taken_reads(self, writers: dict, users: dict) -> dict:
+    def _taken_reads(self, used: dict) -> dict:
         """log index -> what each logged step (still an entry) that took cells read of them (part -> detail, in
-        ``_finish``'s order; its own parts left out); its thread is added to the users of those a step writes."""
+        ``_finish``'s order; its own parts left out), added to the parts its thread used (``_threads``)."""
         out: dict = {}
         if not self.taken:
             return out
@@ -289,9 +289,7 @@ class Recorder(StepAccess):
                     if k1 > k0:
                         self.own, self.mine, self.taken = t, [], taken[k0:k1]
                         out[n] = reads = self._finish()[0]
-                        for k in reads:
-                            if k in writers:
-                                users.setdefault(k, set()).add(t)
+                        used.setdefault(t, set()).update(reads)
                     k0 = k1
         finally:
             self.own, self.mine, self.taken = own, mine, taken
@@ -305,11 +303,20 @@ class Recorder(StepAccess):
         pass), and read the cells they took alone (``_taken_reads``); they neither waited nor passed a wait,
         so their clock is their thread's latest Step's with their own number."""
         log = self.steps if self._crossed else self._log
-        writers, users = _threads([x for x in log if x.__class__ is Step] if self._made else self._now)
-        taken = self._taken_reads(writers, users) if not self._crossed else {}
-        shared = set(_shared_parts(writers, users))
+        wrote, used = _threads([x for x in log if x.__class__ is Step] if self._made else self._now)
+        taken = self._taken_reads(used) if not self._crossed else {}
+        shared = _shared_parts(wrote, used)
         if not shared:
             return []
+        self._clock(log, wrote)
+        hist, sems = self.prober.hist, self.state.semaphores
+        commute = {k for k in shared if k[0] == "semaphores" and k[1] < len(sems)
+                   and counts(log, hist.get((id(sems[k[1]]), "value"), []), len(log))}
+        return self._conflicts(log, taken, shared, commute)
+
+    def _clock(self, log: list, wrote: dict) -> None:
+        """Each Step's vector clock: its thread's program order, the step that released its wait
+        (``_release``) and the changes its passed waits follow (``Passed.holds``)."""
         clocks: dict[int, list[int]] = {}
         self._by_thread: dict[int, list[Step]] = {}
         facts: dict = {}                # ``Passed.holds``'s of the cells
@@ -322,7 +329,7 @@ class Recorder(StepAccess):
                 vc = clocks[s.thread] = [0] * 4
             vc[s.thread] = s.local
             if s.waited:
-                src = self._release(log, n, s, writers)
+                src = self._release(log, n, s, wrote)
                 if src is not None:
                     vc[:] = [max(a, b) for a, b in zip(vc, src.clock)]
             if s.passed:
@@ -334,13 +341,16 @@ class Recorder(StepAccess):
                         vc[:] = [max(a, b) for a, b in zip(vc, log[p.j].clock)]
             s.clock = tuple(vc)
         self._clocked = True
-        sems = self.state.semaphores
-        commute = {k for k in shared if k[0] == "semaphores" and k[1] < len(sems)
-                   and counts(log, hist.get((id(sems[k[1]]), "value"), []), len(log))}
+
+    @staticmethod
+    def _conflicts(log: list, taken: dict, shared: set, commute: set) -> list[Candidate]:
+        """The conflicting pairs of steps on ``shared`` parts that no clock orders, in run order (``taken``: the
+        logged steps' reads, ``_taken_reads``; ``commute``: semaphores whose counts commute)."""
         out: list[Candidate] = []
         # part -> thread -> [its steps on it, its writes, all they wrote of it, all they read of it]
-        seen: dict[tuple, dict[int, list]] = {}
-        waits = {k: sync(k) for k in shared}     # reading a wait condition only decides when a thread moves
+        seen: dict[tuple, dict[int, list]] = {k: {} for k in shared}
+        plain = {k for k in shared if not sync(k)}     # reading a wait condition only decides when a thread moves
+        among = shared.intersection
         count, section, last = [0] * 4, [0] * 4, [(0, 0, 0, 0)] * 4     # per thread, as of its latest Step
         for n, s in enumerate(log):
             if s.__class__ is int:
@@ -351,48 +361,56 @@ class Recorder(StepAccess):
                     continue
                 c = last[t]
                 s = Step(t, count[t], reads, {}, section=section[t], clock=c[:t] + (count[t],) + c[t + 1:])
+                writes = s.writes
             else:
-                t = s.thread
+                t, reads, writes = s.thread, s.reads, s.writes
                 count[t], section[t], last[t] = s.local, s.section, s.clock
-            vc = s.clock
-            # parts in the order the step reached them (a set's order moves with the hash seed, and the
-            # candidates' order decides which reversals are run first)
-            for k in _in(s.reads, s.writes, shared):
-                by_thread = seen.get(k)
-                if by_thread is None:
-                    by_thread = seen[k] = {}
-                sw = s.writes.get(k, _ABSENT)
-                sr = _ABSENT if waits[k] else s.reads.get(k, _ABSENT)
-                if sw is _ABSENT and sr is _ABSENT:       # no access: conflicts with nothing, orders nothing
-                    if t not in by_thread:
-                        by_thread[t] = [[], [], _ABSENT, _ABSENT]
-                    continue
-                # another thread's steps conflict only where all they wrote or read of the part does
-                for other, (earlier, wrote, w, r) in by_thread.items():
-                    if other == t:
+            ks = among(reads)
+            if writes:
+                ks.update(among(writes))
+            if not ks:
+                continue
+            vc, found = s.clock, len(out)
+            for k in ks:
+                by_thread = seen[k]
+                sw = writes.get(k, _ABSENT)
+                sr = reads.get(k, _ABSENT) if k in plain else _ABSENT
+                if sw is _ABSENT:
+                    if sr is _ABSENT:       # no access: conflicts with nothing, orders nothing
+                        if t not in by_thread:
+                            by_thread[t] = [[], [], _ABSENT, _ABSENT]
                         continue
-                    if sw is not _ABSENT:
-                        if not earlier or earlier[-1][0].local <= vc[other] or not (
+                    # another thread's steps conflict only where all they wrote or read of the part does
+                    for other, (_, them, w, _) in by_thread.items():
+                        if w is not _ABSENT and other != t and them[-1][0].local > vc[other] and (
+                                w is ALL or sr is ALL or (w & sr if w.__class__ is int else not w.isdisjoint(sr))):
+                            c = _last_conflict(them, s, sw, sr, vc[other], k in commute)
+                            if c is not None:
+                                out.append(Candidate(other, c.section or c.local, t, s.local, k))
+                else:
+                    for other, (them, _, w, r) in by_thread.items():
+                        if them and other != t and them[-1][0].local > vc[other] and (
                                 _overlap(sw, w) or _overlap(sw, r) or _overlap(w, sr)):
-                            continue
-                        them = earlier
-                    else:
-                        if not wrote or wrote[-1][0].local <= vc[other] or not _overlap(w, sr):
-                            continue
-                        them = wrote
-                    c = _last_conflict(them, s, sw, sr, vc[other], k in commute)
-                    if c is not None:
-                        out.append(Candidate(other, c.section or c.local, t, s.local, k))
+                            c = _last_conflict(them, s, sw, sr, vc[other], k in commute)
+                            if c is not None:
+                                out.append(Candidate(other, c.section or c.local, t, s.local, k))
                 mine = by_thread.get(t)
                 if mine is None:
                     mine = by_thread[t] = [[], [], _ABSENT, _ABSENT]
                 e = (s, sw, sr)
                 mine[0].append(e)
-                if sw is not _ABSENT:
+                if sw is not _ABSENT:           # (the unions: _ABSENT is none, ALL takes in all)
                     mine[1].append(e)
-                    mine[2] = _union(mine[2], sw)
+                    w = mine[2]
+                    mine[2] = sw if w is _ABSENT else ALL if w is ALL or sw is ALL else w | sw
                 if sr is not _ABSENT:
-                    mine[3] = _union(mine[3], sr)
+                    r = mine[3]
+                    mine[3] = sr if r is _ABSENT else ALL if r is ALL or sr is ALL else r | sr
+            if len(out) - found > 1 and len(ks) > 1:
+                # the step's candidates by part in the order the step reached them (a set's order moves with
+                # the hash seed, and the candidates' order decides which reversals are run first)
+                at = {k: i for i, k in enumerate(_in(reads, writes, shared))}
+                out[found:] = sorted(out[found:], key=lambda c: at[c.part])
         return out
 
     def _clock_of(self, log: list, t: int, local: int) -> tuple:
@@ -409,7 +427,7 @@ class Recorder(StepAccess):
         c = by[i].clock if i >= 0 else (0, 0, 0, 0)
         return c[:t] + (local,) + c[t + 1:]
 
-    def _release(self, log: list, n: int, s: Step, writers: dict):
+    def _release(self, log: list, n: int, s: Step, wrote: dict):
         """The step whose write let ``s`` pass its wait, when that order holds in every schedule: one other
         thread wrote what the wait read since its last blocked attempt, and only the waiter and that thread
         ever write those parts (else another thread's write could release it first). (A logged step wrote its
@@ -428,8 +446,9 @@ class Recorder(StepAccess):
         if len(by) != 1:
             return None
         (b, src), = by.items()
-        if any(writers.get(k, set()) - {s.thread, b} for k in enabling):
-            return None
+        for u, parts in wrote.items():
+            if u != s.thread and u != b and not parts.isdisjoint(enabling):
+                return None
         return src
 
 
@@ -444,15 +463,6 @@ def _clock_made(log: list, made: list) -> None:
             s.clock = c[:t] + (s.local,) + c[t + 1:]
         elif s.clock:
             last[t] = s.clock
-
-
-def _union(a, b):
-    """Details ``a`` and ``b`` (not ``_ABSENT``) of one part as one."""
-    if a is _ABSENT:
-        return b
-    if a is ALL or b is ALL:
-        return ALL
-    return a | b
 
 
 def _in(reads: dict, writes: dict, shared: set) -> list:
@@ -470,27 +480,28 @@ def _logged_at(x: int) -> tuple[int, int, int]:
 
 
 def _threads(steps: list[Step]) -> tuple[dict, dict]:
-    """part -> the threads whose steps wrote it, and part -> those whose steps read it."""
+    """thread -> the parts its steps wrote, and thread -> those they wrote or read."""
     wrote: dict[int, set] = {}
-    read: dict[int, set] = {}
+    used: dict[int, set] = {}
     for s in steps:
         t = s.thread
         if t not in wrote:
-            wrote[t], read[t] = set(), set()
+            wrote[t], used[t] = set(), set()
         wrote[t].update(s.writes)
-        read[t].update(s.reads)
-    writers: dict[tuple, set[int]] = {}
-    users: dict[tuple, set[int]] = {}
-    for by, out in ((wrote, writers), (read, users)):
-        for t, parts in by.items():
-            for k in parts:
-                out.setdefault(k, set()).add(t)
-    return writers, users
+        used[t].update(s.reads)
+    for t, parts in wrote.items():
+        used[t] |= parts
+    return wrote, used
 
 
-def _shared_parts(writers: dict, users: dict):
+def _shared_parts(wrote: dict, used: dict) -> set:
     """The parts one thread writes and another writes or reads (their order matters)."""
-    return (k for k, ts in writers.items() if len(ts | users.get(k, set())) > 1 and k not in _NO_ORDER)
+    out: set = set()
+    for t, parts in wrote.items():
+        for u, theirs in used.items():
+            if u != t:
+                out |= parts & theirs
+    return out - _NO_ORDER
 
 
 def _last_conflict(earlier: list[tuple], s: Step, sw, sr, known: int, commute: bool = False):
