@@ -38,7 +38,9 @@ mutex first conflicts through what the sections do.
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
+from operator import attrgetter
 
 from golden.analysis import traced_state
 from golden.errors import Blocked, GoldenError
@@ -48,6 +50,7 @@ from .state_parts import OWN, STRUCTURE, owners
 from .step_access import ABSENT as _ABSENT, ALL, StepAccess
 
 _NO_ORDER = frozenset({("mutex",)})          # parts whose release orders nothing
+_LOCAL = attrgetter("local")
 
 
 def _overlap(a, b) -> bool:
@@ -103,7 +106,7 @@ class Recorder(StepAccess):
         self._section: dict[int, int] = {}
         self._waited: dict[int, tuple[set, int]] = {}
         self.prober = Prober()
-        self._kept = None             # (steps, writers, users): ``_by_part``
+        self._clocked = False         # whether ``candidates`` gave the steps clocks
         self._wrote: dict = {}        # part -> the log index of the latest recorded step that changed it
         self._again: dict = {}        # thread -> ``_retry``'s (parts, log length, reason) of its last blocked attempt
 
@@ -247,9 +250,11 @@ class Recorder(StepAccess):
     def _make_steps(self) -> None:
         """Each logged step made the Step ``_finish`` would have given it at the time: its number follows its
         thread's, its section is its thread's latest step's (only a step reading the mutexes changes it, and
-        such a step is made at once)."""
+        such a step is made at once); once ``candidates`` gave the steps clocks, its clock is its thread's
+        latest step's with its own number (it neither waited nor passed a wait)."""
         log, (count, section) = self._log, self._thread_at
         logged = self._logged()
+        made = []
         for n in range(self._made, len(log)):
             x = log[n]
             if x.__class__ is Step:
@@ -261,123 +266,179 @@ class Recorder(StepAccess):
             reads, writes = self._finish()
             log[n] = step = Step(t, count[t], reads, writes)
             step.section = section[t]
+            made.append(n)
         self.mine, self.taken = [], []
         self._made = len(log)
         self._scanned = (len(log), (0, 0))
+        if self._clocked and made:
+            _clock_made(log, made)
 
-    def _by_part(self) -> tuple[dict, dict]:
-        """``_threads`` of every step run (kept while no other step runs)."""
-        steps, kept = self.steps, self._kept
-        if kept is None or kept[0] != len(steps):
-            kept = self._kept = (len(steps), *_threads(steps))
-        return kept[1], kept[2]
-
-    def _shared(self) -> bool:
-        """Whether a part one thread writes is taken by another (else no pair conflicts), without making the
-        logged steps Steps: what they took is read alone, their own parts are no other thread's unless a step
-        took another thread's (``whole``)."""
-        if self._crossed:
-            return True
-        writers, users = self._by_part() if self._made else _threads(self._now)
-        if writers and not self._made and self.taken:
-            taken, part = self.taken, {}
-            for cell in taken:
-                if (id(cell[0]), cell[1]) not in part:
-                    part[id(cell[0]), cell[1]] = self.where(cell)
-            if not writers.keys().isdisjoint(part.values()) and not _any_shared(writers, users):
-                k0 = 0                      # (the logged steps can only add users: read them when it may matter)
-                for x in self._log:
-                    if x.__class__ is int:
-                        _, k1, t = _logged_at(x)
-                        for obj, key in taken[k0:k1]:
-                            k = part[id(obj), key]
-                            if k in writers:
-                                users.setdefault(k, set()).add(t)
-                        k0 = k1
-        return _any_shared(writers, users)
+    def _taken_reads(self, used: dict) -> dict:
+        """log index -> what each logged step (still an entry) that took cells read of them (part -> detail, in
+        ``_finish``'s order; its own parts left out), added to the parts its thread used (``_threads``)."""
+        out: dict = {}
+        if not self.taken:
+            return out
+        own, mine, taken, log = self.own, self.mine, self.taken, self._log
+        k0 = 0
+        try:
+            for n in range(self._made, len(log)):
+                x = log[n]
+                if x.__class__ is int:
+                    _, k1, t = _logged_at(x)
+                    if k1 > k0:
+                        self.own, self.mine, self.taken = t, [], taken[k0:k1]
+                        out[n] = reads = self._finish()[0]
+                        used.setdefault(t, set()).update(reads)
+                    k0 = k1
+        finally:
+            self.own, self.mine, self.taken = own, mine, taken
+        return out
 
     # --- after the run ---
     def candidates(self) -> list[Candidate]:
-        """Conflicting pairs of steps of different threads that nothing orders, in run order."""
-        if not self._shared():
-            return []
-        writers, users = self._by_part()
-        shared = set(_shared_parts(writers, users))
+        """Conflicting pairs of steps of different threads that nothing orders, in run order. The logged steps
+        (``step``) stay entries unless a step took another thread's own part (``whole``): they read and wrote
+        their own parts, which no other thread then takes (none is shared, none lets another thread's wait
+        pass), and read the cells they took alone (``_taken_reads``); they neither waited nor passed a wait,
+        so their clock is their thread's latest Step's with their own number."""
+        log = self.steps if self._crossed else self._log
+        wrote, used = _threads([x for x in log if x.__class__ is Step] if self._made else self._now)
+        taken = self._taken_reads(used) if not self._crossed else {}
+        shared = _shared_parts(wrote, used)
         if not shared:
             return []
+        self._clock(log, wrote)
+        hist, sems = self.prober.hist, self.state.semaphores
+        commute = {k for k in shared if k[0] == "semaphores" and k[1] < len(sems)
+                   and counts(log, hist.get((id(sems[k[1]]), "value"), []), len(log))}
+        return self._conflicts(log, taken, shared, commute)
+
+    def _clock(self, log: list, wrote: dict) -> None:
+        """Each Step's vector clock: its thread's program order, the step that released its wait
+        (``_release``) and the changes its passed waits follow (``Passed.holds``)."""
         clocks: dict[int, list[int]] = {}
         self._by_thread: dict[int, list[Step]] = {}
         facts: dict = {}                # ``Passed.holds``'s of the cells
-        steps, hist = self.steps, self.prober.hist
-        for n, s in enumerate(steps):
+        hist = self.prober.hist
+        for n, s in enumerate(log):
+            if s.__class__ is int:
+                continue
             vc = clocks.get(s.thread)
             if vc is None:
                 vc = clocks[s.thread] = [0] * 4
             vc[s.thread] = s.local
             if s.waited:
-                src = self._release(n, s, writers)
+                src = self._release(log, n, s, wrote)
                 if src is not None:
                     vc[:] = [max(a, b) for a, b in zip(vc, src.clock)]
             if s.passed:
                 for p in sorted(s.passed, key=lambda p: p.j):
                     first = p.since + 1 if p.since else s.local      # the wait's first evaluation
-                    floor = vc if first == s.local else self._clock_of(s.thread, first)
-                    p.held = p.holds(steps, hist, floor, facts)
+                    floor = vc if first == s.local else self._clock_of(log, s.thread, first)
+                    p.held = p.holds(log, hist, floor, facts)
                     if p.held:
-                        vc[:] = [max(a, b) for a, b in zip(vc, steps[p.j].clock)]
+                        vc[:] = [max(a, b) for a, b in zip(vc, log[p.j].clock)]
             s.clock = tuple(vc)
-        sems = self.state.semaphores
-        commute = {k for k in shared if k[0] == "semaphores" and k[1] < len(sems)
-                   and counts(steps, hist.get((id(sems[k[1]]), "value"), []), len(steps))}
+        self._clocked = True
+
+    @staticmethod
+    def _conflicts(log: list, taken: dict, shared: set, commute: set) -> list[Candidate]:
+        """The conflicting pairs of steps on ``shared`` parts that no clock orders, in run order (``taken``: the
+        logged steps' reads, ``_taken_reads``; ``commute``: semaphores whose counts commute)."""
         out: list[Candidate] = []
-        seen: dict[tuple, dict[int, tuple[list, list]]] = {}     # part -> thread -> (its steps on it, its writes)
-        waits = {k: sync(k) for k in shared}     # reading a wait condition only decides when a thread moves
-        for s in steps:
-            vc = s.clock
-            # parts in the order the step reached them (a set's order moves with the hash seed, and the
-            # candidates' order decides which reversals are run first)
-            for k in _in(s.reads, s.writes, shared):
-                by_thread = seen.get(k)
-                if by_thread is None:
-                    by_thread = seen[k] = {}
-                sw = s.writes.get(k, _ABSENT)
-                sr = _ABSENT if waits[k] else s.reads.get(k, _ABSENT)
-                e = (s, sw, sr)
-                if sw is not _ABSENT or sr is not _ABSENT:
-                    for other, (earlier, wrote) in by_thread.items():
-                        them = earlier if sw is not _ABSENT else wrote
-                        if other != s.thread and them and them[-1][0].local > vc[other]:
+        # part -> thread -> [its steps on it, its writes, all they wrote of it, all they read of it]
+        seen: dict[tuple, dict[int, list]] = {k: {} for k in shared}
+        plain = {k for k in shared if not sync(k)}     # reading a wait condition only decides when a thread moves
+        among = shared.intersection
+        count, section, last = [0] * 4, [0] * 4, [(0, 0, 0, 0)] * 4     # per thread, as of its latest Step
+        for n, s in enumerate(log):
+            if s.__class__ is int:
+                t = s & 3
+                count[t] += 1
+                reads = taken.get(n)
+                if reads is None:
+                    continue
+                c = last[t]
+                s = Step(t, count[t], reads, {}, section=section[t], clock=c[:t] + (count[t],) + c[t + 1:])
+                writes = s.writes
+            else:
+                t, reads, writes = s.thread, s.reads, s.writes
+                count[t], section[t], last[t] = s.local, s.section, s.clock
+            ks = among(reads)
+            if writes:
+                ks.update(among(writes))
+            if not ks:
+                continue
+            vc, found = s.clock, len(out)
+            for k in ks:
+                by_thread = seen[k]
+                sw = writes.get(k, _ABSENT)
+                sr = reads.get(k, _ABSENT) if k in plain else _ABSENT
+                if sw is _ABSENT:
+                    if sr is _ABSENT:       # no access: conflicts with nothing, orders nothing
+                        if t not in by_thread:
+                            by_thread[t] = [[], [], _ABSENT, _ABSENT]
+                        continue
+                    # another thread's steps conflict only where all they wrote or read of the part does
+                    for other, (_, them, w, _) in by_thread.items():
+                        if w is not _ABSENT and other != t and them[-1][0].local > vc[other] and (
+                                w is ALL or sr is ALL or (w & sr if w.__class__ is int else not w.isdisjoint(sr))):
                             c = _last_conflict(them, s, sw, sr, vc[other], k in commute)
                             if c is not None:
-                                out.append(Candidate(other, c.section or c.local, s.thread, s.local, k))
-                mine = by_thread.get(s.thread)
+                                out.append(Candidate(other, c.section or c.local, t, s.local, k))
+                else:
+                    for other, (them, _, w, r) in by_thread.items():
+                        if them and other != t and them[-1][0].local > vc[other] and (
+                                _overlap(sw, w) or _overlap(sw, r) or _overlap(w, sr)):
+                            c = _last_conflict(them, s, sw, sr, vc[other], k in commute)
+                            if c is not None:
+                                out.append(Candidate(other, c.section or c.local, t, s.local, k))
+                mine = by_thread.get(t)
                 if mine is None:
-                    mine = by_thread[s.thread] = ([], [])
+                    mine = by_thread[t] = [[], [], _ABSENT, _ABSENT]
+                e = (s, sw, sr)
                 mine[0].append(e)
-                if sw is not _ABSENT:
+                if sw is not _ABSENT:           # (the unions: _ABSENT is none, ALL takes in all)
                     mine[1].append(e)
+                    w = mine[2]
+                    mine[2] = sw if w is _ABSENT else ALL if w is ALL or sw is ALL else w | sw
+                if sr is not _ABSENT:
+                    r = mine[3]
+                    mine[3] = sr if r is _ABSENT else ALL if r is ALL or sr is ALL else r | sr
+            if len(out) - found > 1 and len(ks) > 1:
+                # the step's candidates by part in the order the step reached them (a set's order moves with
+                # the hash seed, and the candidates' order decides which reversals are run first)
+                at = {k: i for i, k in enumerate(_in(reads, writes, shared))}
+                out[found:] = sorted(out[found:], key=lambda c: at[c.part])
         return out
 
-    def _clock_of(self, t: int, local: int) -> tuple:
-        """The clock of thread ``t``'s step number ``local`` (none yet: zeros)."""
+    def _clock_of(self, log: list, t: int, local: int) -> tuple:
+        """The clock of thread ``t``'s step number ``local`` (none yet: zeros; a logged step's: its thread's
+        latest Step's with its own number)."""
         if local <= 0:
             return (0, 0, 0, 0)
         by = self._by_thread.get(t)
         if by is None:
-            by = self._by_thread[t] = [s for s in self.steps if s.thread == t]
-        return by[local - 1].clock
+            by = self._by_thread[t] = [s for s in log if s.__class__ is Step and s.thread == t]
+        i = bisect_right(by, local, key=_LOCAL) - 1
+        if i >= 0 and by[i].local == local:
+            return by[i].clock
+        c = by[i].clock if i >= 0 else (0, 0, 0, 0)
+        return c[:t] + (local,) + c[t + 1:]
 
-    def _release(self, n: int, s: Step, writers: dict):
+    def _release(self, log: list, n: int, s: Step, wrote: dict):
         """The step whose write let ``s`` pass its wait, when that order holds in every schedule: one other
         thread wrote what the wait read since its last blocked attempt, and only the waiter and that thread
-        ever write those parts (else another thread's write could release it first)."""
+        ever write those parts (else another thread's write could release it first). (A logged step wrote its
+        own parts alone, which no other thread's wait reads.)"""
         if not s.waited:
             return None
         parts = s.waited - _NO_ORDER
         by: dict[int, Step] = {}
         enabling: set = set()
-        for o in self.steps[s.after + 1:n]:
-            if o.thread != s.thread:
+        for o in log[s.after + 1:n]:
+            if o.__class__ is Step and o.thread != s.thread:
                 hit = parts.intersection(o.writes)
                 if hit:
                     by[o.thread] = o
@@ -385,9 +446,23 @@ class Recorder(StepAccess):
         if len(by) != 1:
             return None
         (b, src), = by.items()
-        if any(writers.get(k, set()) - {s.thread, b} for k in enabling):
-            return None
+        for u, parts in wrote.items():
+            if u != s.thread and u != b and not parts.isdisjoint(enabling):
+                return None
         return src
+
+
+def _clock_made(log: list, made: list) -> None:
+    """Give the Steps at ``made`` (logged steps, made after the others had clocks) their thread's latest
+    Step's clock with their own number."""
+    last, new = [(0, 0, 0, 0)] * 4, set(made)
+    for n, s in enumerate(log):
+        t = s.thread
+        if n in new:
+            c = last[t]
+            s.clock = c[:t] + (s.local,) + c[t + 1:]
+        elif s.clock:
+            last[t] = s.clock
 
 
 def _in(reads: dict, writes: dict, shared: set) -> list:
@@ -405,32 +480,28 @@ def _logged_at(x: int) -> tuple[int, int, int]:
 
 
 def _threads(steps: list[Step]) -> tuple[dict, dict]:
-    """part -> the threads whose steps wrote it, and part -> those whose steps read it."""
+    """thread -> the parts its steps wrote, and thread -> those they wrote or read."""
     wrote: dict[int, set] = {}
-    read: dict[int, set] = {}
+    used: dict[int, set] = {}
     for s in steps:
         t = s.thread
         if t not in wrote:
-            wrote[t], read[t] = set(), set()
+            wrote[t], used[t] = set(), set()
         wrote[t].update(s.writes)
-        read[t].update(s.reads)
-    writers: dict[tuple, set[int]] = {}
-    users: dict[tuple, set[int]] = {}
-    for by, out in ((wrote, writers), (read, users)):
-        for t, parts in by.items():
-            for k in parts:
-                out.setdefault(k, set()).add(t)
-    return writers, users
+        used[t].update(s.reads)
+    for t, parts in wrote.items():
+        used[t] |= parts
+    return wrote, used
 
 
-def _shared_parts(writers: dict, users: dict):
+def _shared_parts(wrote: dict, used: dict) -> set:
     """The parts one thread writes and another writes or reads (their order matters)."""
-    return (k for k, ts in writers.items() if len(ts | users.get(k, set())) > 1 and k not in _NO_ORDER)
-
-
-def _any_shared(writers: dict, users: dict) -> bool:
-    """Whether some part is shared (``_shared_parts``)."""
-    return any(True for _ in _shared_parts(writers, users))
+    out: set = set()
+    for t, parts in wrote.items():
+        for u, theirs in used.items():
+            if u != t:
+                out |= parts & theirs
+    return out - _NO_ORDER
 
 
 def _last_conflict(earlier: list[tuple], s: Step, sw, sr, known: int, commute: bool = False):

@@ -18,7 +18,7 @@ from tensix_diff.result import OK, Result
 from hwbridge.golden_backend import GoldenBackend
 from tensix_cli.cli import main
 from tensix_diff.assess import RACY, assess
-from tensix_diff.case import Case, dump_case, load_case
+from tensix_diff.case import Case, dump_case, load_bundle, load_case
 from tensix_diff.happens_before import ALL, Recorder
 from tensix_diff.race import Hold, _fingerprint, _run, check, reversals
 
@@ -256,3 +256,25 @@ def test_candidates_and_reports_do_not_move_with_the_hash_seed():
             for seed in ("0", "1", "2")}
     assert len(outs) == 1, "the candidates or the report change with the hash seed"
     assert outs.pop().count("Candidate(") > 6
+
+
+def test_logged_steps_left_as_entries_give_the_candidates_and_clocks_of_steps_made_first():
+    """The analysis reads the steps that reported only cells taken and their own parts from the run's log
+    (happens_before.Recorder.candidates) without making them Steps; made Steps first, it must find the same
+    candidates in the same order, and every step the same clock. Pipeline cases with and without candidates,
+    whose logged steps read semaphores another thread sets."""
+    bundle = ROOT / "tests" / "fuzz_corpus" / "ttsim-pipeline-s4100-part01.cases.jsonl.gz"
+    cases = [c for c in load_bundle(bundle)[:40] if len(c.threads) > 1][::3]
+    some = kept = 0
+    for case in cases:
+        lazy, made = Recorder(), Recorder()
+        _run(case, recorder=lazy)
+        _run(case, recorder=made)
+        kept += sum(x.__class__ is int for x in lazy._log)
+        assert made.steps and made._made == len(made._log)
+        got = lazy.candidates()
+        assert got == made.candidates(), case.name
+        assert [(s.thread, s.local, s.section, s.clock) for s in lazy.steps] == \
+               [(s.thread, s.local, s.section, s.clock) for s in made.steps], case.name
+        some += bool(got)
+    assert kept and 0 < some < len(cases)
