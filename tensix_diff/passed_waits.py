@@ -26,7 +26,7 @@ SYNC = frozenset({"semaphores", "srca", "srcb"})   # (SrcA / SrcB: their ownersh
 TRIES = 3                                          # starts probed per other thread, latest first
 QUIET_LIMIT = 4096                                 # ``_QUIET``'s entries at most
 _RUN_STEP = itemgetter(0)                          # a write's run step (``Prober.hist``)
-_QUIET: dict = {}     # (thread, word, handler, Wait Gate latch) -> the outcome of a try that read no sync state
+_QUIET: dict = {}     # (thread, word or RISC-V action, handler, latch) -> outcome of a try that read no sync state
 
 
 def sync(part) -> bool:
@@ -288,6 +288,16 @@ def _back(mine: list, x: int) -> dict:
     return out
 
 
+def _action(a):
+    """A RISC-V action as a memo key (golden.riscv.RiscvAction: equal kind and arguments, equal action), or
+    None when its arguments cannot be hashed."""
+    try:
+        hash(a)
+    except TypeError:
+        return None
+    return a
+
+
 class Prober:
     """During a recorded run: the synchronisation cells each step set and changed, and the probes of steps
     that may wait while another thread has changed such cells since the step was last known to follow it.
@@ -335,10 +345,11 @@ class Prober:
         own = len(self.at.get(t, ()))
         if self._probe is None:
             self._probe = _Probe()
-        memo = None
-        if d.ins is not None:
-            g = list.__getitem__(rec.gate, t)
-            memo = (t, d.word, d.handler, None if g is None else tuple(g.__dict__.values()))
+        g = list.__getitem__(rec.gate, t)
+        memo = (t, d.word if d.ins is not None else _action(d), d.handler,
+                None if g is None else tuple(g.__dict__.values()))
+        if memo[1] is None:
+            memo = None
         for b, mine in self.by.items():
             if b == t:
                 continue
@@ -405,8 +416,8 @@ class Prober:
 
     def _attempt(self, rec, t: int, d, index: int, back: dict, memo) -> tuple:
         """``would_block`` with ``back`` (cell -> (container, key, value)) put back, or the outcome of an earlier
-        try of the same instruction by the same thread with the same Wait Gate latch (``memo``; None: RISC-V
-        actions, not kept) whose cells, read in order, hold the same values now: the try decides on those
+        try of the same instruction (or RISC-V action) by the same thread with the same Wait Gate latch (``memo``;
+        None: not kept) whose cells, read in order, hold the same values now: the try decides on those
         alone (it stops at the first other cell), so it would read the same and end alike. A try that read
         none ends alike in any run: kept in ``_QUIET``, which the caller asks first (before ``back`` is made)."""
         if memo is not None:
