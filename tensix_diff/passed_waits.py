@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from functools import partial
 from operator import itemgetter
 
 from golden.analysis import traced_state
@@ -152,11 +153,11 @@ def would_block(m, t: int, d, index: int, back: list, where, gate, probe: _Probe
     return blocked, frozenset(probe.cells), probe.latched, probe.parts
 
 
-def _same(seq: tuple, back: dict) -> bool:
+def _same(seq: tuple, back) -> bool:
     """Whether the cells of ``seq`` ((container, key, value) a try read) hold those values with ``back`` put
-    back (cell -> (container, key, value))."""
+    back (``back(cell)``: (container, key, value), None: as it is)."""
     for obj, key, v in seq:
-        b = back.get((id(obj), key))
+        b = back((id(obj), key))
         now = value(obj, key) if b is None else b[2]
         if not (now is v or now == v):
             return False
@@ -288,6 +289,25 @@ def _back(mine: list, x: int) -> dict:
     return out
 
 
+def _put_back(mine: dict, x: int, cell):
+    """``_back(by, x).get(cell)`` from ``mine`` (a thread's ``Prober.changes``): what ``cell`` held before
+    the thread's changes of it from its change x on, as (container, key, value), or None (it changed none)."""
+    ch = mine.get(cell)
+    if ch is None:
+        return None
+    at, writes = ch
+    i = bisect_left(at, x)
+    if i == len(at):
+        return None
+    obj, k, before, _, _ = writes[i]
+    by = 0
+    for _, _, was, now, counting in writes[i:]:
+        if not counting:
+            return obj, k, before
+        by += now - was
+    return obj, k, value(obj, k) - by
+
+
 def _action(a):
     """A RISC-V action as a memo key (golden.riscv.RiscvAction: equal kind and arguments, equal action), or
     None when its arguments cannot be hashed."""
@@ -311,6 +331,7 @@ class Prober:
         self.by: dict[int, list[tuple[int, list, frozenset]]] = {}   # thread -> [(run step, cells, parts)]
         self.at: dict[int, list[int]] = {}                 # thread -> the run steps of ``by``
         self.hist: dict[tuple, list[int]] = {}             # (id(container), key) -> run steps that set it
+        self.changes: dict[int, dict] = {}                 # thread -> cell -> (indices in ``by``, writes) changing it
         self.covered: dict[tuple, int] = {}                # (t, b) -> the latest run step of b t follows
         self.read: dict[tuple, set] = {}                   # (t, handler) -> kinds of parts its waits read
         self.passes: set = set()                           # (t, handler) of which a try passed every wait
@@ -326,7 +347,15 @@ class Prober:
         changed = [c for c in sets if not (c[3] is c[2] or c[3] == c[2])]
         if changed:
             parts = frozenset(rec.where((obj, key))[:2] for obj, key, _, _ in changed)
-            self.by.setdefault(t, []).append((n, changed, parts, counting))
+            mine = self.by.setdefault(t, [])
+            table, x = self.changes.setdefault(t, {}), len(mine)
+            for c in changed:
+                ch = table.get((id(c[0]), c[1]))
+                if ch is None:
+                    ch = table[id(c[0]), c[1]] = ([], [])
+                ch[0].append(x)
+                ch[1].append((*c, counting))
+            mine.append((n, changed, parts, counting))
             self.at.setdefault(t, []).append(n)
         for obj, key, before, after in sets:
             self.hist.setdefault((id(obj), key), []).append((n, before, after))
@@ -341,15 +370,8 @@ class Prober:
         wants = None if latch is not None or (t, d.handler) not in self.passes else self.read.get((t, d.handler))
         if wants is not None and not wants:
             return                  # its handler has read no synchronisation state
-        n = rec.ran()
         own = len(self.at.get(t, ()))
-        if self._probe is None:
-            self._probe = _Probe()
-        g = list.__getitem__(rec.gate, t)
-        memo = (t, d.word if d.ins is not None else _action(d), d.handler,
-                None if g is None else tuple(g.__dict__.values()))
-        if memo[1] is None:
-            memo = None
+        n = None
         for b, mine in self.by.items():
             if b == t:
                 continue
@@ -363,30 +385,40 @@ class Prober:
                 [x for x in range(first, len(at)) if not wants.isdisjoint(mine[x][2])]
             if not xs:
                 continue
+            if n is None:           # (what every try of this step shares, made when one is first needed)
+                n = rec.ran()
+                if self._probe is None:
+                    self._probe = _Probe()
+                g = list.__getitem__(rec.gate, t)
+                memo = (t, d.word if d.ins is not None else _action(d), d.handler,
+                        None if g is None else tuple(g.__dict__.values()))
+                if memo[1] is None:
+                    memo = None
 
-            backs: dict = {}
+                def back(x) -> dict:
+                    """``_back`` of b's changes from its change x on (kept while this step is probed from b)."""
+                    out = backs.get(x)
+                    if out is None:
+                        out = backs[x] = _back(mine, x)
+                    return out
 
-            def back(x) -> dict:
-                """``_back`` of b's changes from its change x on (kept while this step is probed)."""
-                out = backs.get(x)
-                if out is None:
-                    out = backs[x] = _back(mine, x)
-                return out
+                def attempt(x):
+                    got = _QUIET.get(memo) if memo is not None else None     # (one that read no sync state: any x)
+                    if got is None:
+                        got = self._attempt(rec, t, d, index, b, x, back, memo)
+                    if not got[2]:
+                        self.read.setdefault((t, d.handler), set()).update(got[3])
+                        if not got[0]:
+                            self.passes.add((t, d.handler))
+                    return got
 
-            def attempt(x):
-                got = _QUIET.get(memo) if memo is not None else None     # (one that read no sync state: any x)
-                if got is None:
-                    got = self._attempt(rec, t, d, index, back(x), memo)
-                if not got[2]:
-                    self.read.setdefault((t, d.handler), set()).update(got[3])
-                    if not got[0]:
-                        self.passes.add((t, d.handler))
-                return got
-            def keep(x, got) -> None:
-                self.found.append(Passed(n, t, b, at[xs[x]], got[1], self.latched[t] if got[2] else 0))
+                def keep(x, got) -> None:
+                    self.found.append(Passed(n, t, b, at[xs[x]], got[1], self.latched[t] if got[2] else 0))
+
+            backs = {}
             best = len(xs) - 1                # the latest start from which it blocks (more put back: blocks)
             got = attempt(xs[best])
-            if not got[0] and best and got[1] and not got[1].isdisjoint(back(xs[0])):    # more put back might matter
+            if not got[0] and best and got[1] and self._since(b, got[1], xs[0]):    # more put back might matter
                 tried = attempt(xs[0])
                 if tried[0]:
                     lo, hi, got = 0, best, tried
@@ -414,18 +446,29 @@ class Prober:
                         break
             keep(best, got)
 
-    def _attempt(self, rec, t: int, d, index: int, back: dict, memo) -> tuple:
-        """``would_block`` with ``back`` (cell -> (container, key, value)) put back, or the outcome of an earlier
-        try of the same instruction (or RISC-V action) by the same thread with the same Wait Gate latch (``memo``;
-        None: not kept) whose cells, read in order, hold the same values now: the try decides on those
-        alone (it stops at the first other cell), so it would read the same and end alike. A try that read
-        none ends alike in any run: kept in ``_QUIET``, which the caller asks first (before ``back`` is made)."""
+    def _since(self, b: int, cells: frozenset, x: int) -> bool:
+        """Whether thread ``b`` changed one of ``cells`` from its change x on (a cell of ``_back(by[b], x)``)."""
+        mine = self.changes[b]
+        for cell in cells:
+            ch = mine.get(cell)
+            if ch is not None and ch[0][-1] >= x:
+                return True
+        return False
+
+    def _attempt(self, rec, t: int, d, index: int, b: int, x: int, back, memo) -> tuple:
+        """``would_block`` with thread ``b``'s changes from its change x on put back (``back(x)``: ``_back``'s
+        cell -> (container, key, value)), or the outcome of an earlier try of the same instruction (or RISC-V
+        action) by the same thread with the same Wait Gate latch (``memo``; None: not kept) whose cells, read
+        in order, hold the same values now: the try decides on those alone (it stops at the first other cell),
+        so it would read the same and end alike. A try that read none ends alike in any run: kept in
+        ``_QUIET``, which the caller asks first (before ``back`` is made)."""
         if memo is not None:
+            held = partial(_put_back, self.changes[b], x)
             for seq, got in self._tries.get(memo, ()):
-                if _same(seq, back):
+                if _same(seq, held):
                     return got
         probe = self._probe
-        got = would_block(rec.m, t, d, index, list(back.values()), rec.where, rec.gate, probe)
+        got = would_block(rec.m, t, d, index, list(back(x).values()), rec.where, rec.gate, probe)
         if memo is not None:
             if not probe.seq:
                 if len(_QUIET) < QUIET_LIMIT:
