@@ -25,9 +25,11 @@ COUNTING = _SYNC_COUNTING | _RISCV_COUNTING      # handlers that only count sema
 
 SYNC = frozenset({"semaphores", "srca", "srcb"})   # (SrcA / SrcB: their ownership and pointers, not rows)
 TRIES = 3                                          # starts probed per other thread, latest first
-QUIET_LIMIT = 4096                                 # ``_QUIET``'s entries at most
+QUIET_LIMIT = 4096                                 # ``_QUIET``'s (and ``_TRIED``'s) keys at most
+TRIED_LIMIT = 16                                   # tries kept per key in ``_TRIED``
 _RUN_STEP = itemgetter(0)                          # a write's run step (``Prober.hist``)
 _QUIET: dict = {}     # (thread, word or RISC-V action, handler, latch) -> outcome of a try that read no sync state
+_TRIED: dict = {}     # the same keys -> [((part, key, value) of the cells a try read, in order, its outcome)]
 
 
 def sync(part) -> bool:
@@ -289,6 +291,26 @@ def _back(mine: list, x: int) -> dict:
     return out
 
 
+def _container(rec, part: tuple, key):
+    """The container of synchronisation cell ``key`` of ``part`` in the recorded run's state (False: none): a
+    semaphore, SrcA / SrcB, one of their banks, their unpacker row cursors (tensix_diff.state_parts)."""
+    s = rec.m.s
+    try:
+        if part[0] == "semaphores":
+            obj = s.semaphores[part[1]]
+        else:
+            src = getattr(s, part[0])
+            obj = src.banks[part[2]] if len(part) == 3 else \
+                src.unpacker_row if part[1] == "unpacker_row" and key.__class__ is int else src
+    except (AttributeError, IndexError, TypeError):
+        return False
+    if isinstance(obj, list):
+        has = key.__class__ is int and 0 <= key < len(obj)
+    else:
+        has = key in getattr(obj, "__dict__", ())
+    return obj if has and rec.where((obj, key)) == part else False
+
+
 def _put_back(mine: dict, x: int, cell):
     """``_back(by, x).get(cell)`` from ``mine`` (a thread's ``Prober.changes``): what ``cell`` held before
     the thread's changes of it from its change x on, as (container, key, value), or None (it changed none)."""
@@ -340,6 +362,7 @@ class Prober:
         self.found: list[Passed] = []
         self._probe: _Probe | None = None                  # made when a step is first tried
         self._tries: dict = {}                             # ``_attempt``'s key -> [(cells read with values, outcome)]
+        self._cells: dict = {}                             # (part, key) -> its container in this run (False: none)
 
     def changed(self, rec, n: int, t: int, sets: list, counting: bool) -> None:
         """Run step ``n`` of thread ``t`` (``counting``: a COUNTING handler's) set the synchronisation cells
@@ -461,11 +484,18 @@ class Prober:
         action) by the same thread with the same Wait Gate latch (``memo``; None: not kept) whose cells, read
         in order, hold the same values now: the try decides on those alone (it stops at the first other cell),
         so it would read the same and end alike. A try that read none ends alike in any run: kept in
-        ``_QUIET``, which the caller asks first (before ``back`` is made)."""
+        ``_QUIET``, which the caller asks first (before ``back`` is made). The tries of other runs come
+        after this run's (``_TRIED``: their cells named by part and key, found again in this run's state)."""
         if memo is not None:
             held = partial(_put_back, self.changes[b], x)
             for seq, got in self._tries.get(memo, ()):
                 if _same(seq, held):
+                    return got
+            for names, got in _TRIED.get(memo, ()):
+                seq = self._named(rec, names)
+                if seq is not None and _same(seq, held):
+                    got = (got[0], frozenset((id(obj), key) for obj, key, _ in seq), got[2], got[3])
+                    self._tries.setdefault(memo, []).append((seq, got))
                     return got
         probe = self._probe
         got = would_block(rec.m, t, d, index, list(back(x).values()), rec.where, rec.gate, probe)
@@ -474,8 +504,29 @@ class Prober:
                 if len(_QUIET) < QUIET_LIMIT:
                     _QUIET[memo] = (got[0], got[1], got[2], frozenset())
             else:
-                self._tries.setdefault(memo, []).append((tuple(probe.seq), got))
+                seq = tuple(probe.seq)
+                self._tries.setdefault(memo, []).append((seq, got))
+                kept = _TRIED.get(memo)
+                if kept is None and len(_TRIED) < QUIET_LIMIT:
+                    kept = _TRIED[memo] = []
+                if kept is not None and len(kept) < TRIED_LIMIT:
+                    kept.append((tuple((rec.where((obj, key)), key, v) for obj, key, v in seq),
+                                 (got[0], None, got[2], frozenset(got[3]))))
         return got
+
+    def _named(self, rec, names: tuple):
+        """``names`` ((part, key, value) of synchronisation cells) as this run's cells ((container, key, value)),
+        or None where one is not a cell of this run's state."""
+        out = []
+        cells = self._cells
+        for part, key, v in names:
+            obj = cells.get((part, key))
+            if obj is None:
+                obj = cells[part, key] = _container(rec, part, key)
+            if obj is False:
+                return None
+            out.append((obj, key, v))
+        return tuple(out)
 
     def keep(self, step, t: int) -> None:
         """Step ``step`` of thread ``t`` ran without blocking: keep what its probes found."""

@@ -1,4 +1,5 @@
-"""The memos of the passed-wait probes (tensix_diff.passed_waits): the cells a try reads are put back as
+"""The memos of the passed-wait probes (tensix_diff.passed_waits): a try kept from another run (``_TRIED``,
+``_QUIET``), RISC-V actions among them, ends as running it would, and the cells a try reads are put back as
 ``_back`` puts them."""
 from __future__ import annotations
 
@@ -19,6 +20,53 @@ NAMES = ("fuzz-pipeline-s4100-00080", "fuzz-pipeline-s4100-00004")
 def cases():
     by_name = {c.name: c for c in load_bundle(BUNDLE)}
     return [by_name[n] for n in NAMES]
+
+
+def _recorded(case, monkeypatch) -> tuple[list, list, int]:
+    """(each step's passed waits with their cells as parts, the race candidates, the tries run) of a recording."""
+    ran = []
+
+    def counted(*args):
+        ran.append(args[1])
+        return would_block(*args)
+    would_block = passed_waits.would_block
+    monkeypatch.setattr(passed_waits, "would_block", counted)
+    rec = Recorder()
+    _run(case, recorder=rec)
+    cands = rec.candidates()
+    monkeypatch.setattr(passed_waits, "would_block", would_block)
+    cells = {(id(obj), key): (rec.where((obj, key)), key) for ts in rec.prober._tries.values() for seq, _ in ts
+             for obj, key, _ in seq}
+    passed = [[(p.n, p.t, p.b, p.j, p.since, p.held, sorted(map(repr, (cells[c] for c in p.cells))))
+               for p in s.passed] for s in rec.steps]
+    return passed, cands, len(ran)
+
+
+def test_tries_kept_from_another_run_end_as_running_them_would(cases, monkeypatch):
+    monkeypatch.setattr(passed_waits, "_QUIET", {})
+    monkeypatch.setattr(passed_waits, "_TRIED", {})
+    fresh = [_recorded(c, monkeypatch) for c in cases]
+    assert all(ran for _, _, ran in fresh)
+    assert any(p for passed, _, _ in fresh for p in passed)            # some wait was ordered by a probe
+    again = [_recorded(c, monkeypatch) for c in cases]
+    assert [ran for _, _, ran in again] == [0] * len(cases)            # every try was kept from the first runs
+    assert [x[:2] for x in again] == [x[:2] for x in fresh]
+
+
+def test_a_riscv_action_is_tried_once_per_case(cases, monkeypatch):
+    monkeypatch.setattr(passed_waits, "_QUIET", {})
+    monkeypatch.setattr(passed_waits, "_TRIED", {})
+    actions = []
+    would_block = passed_waits.would_block
+
+    def counted(m, t, d, *args):
+        if d.ins is None:
+            actions.append((t, d))
+        return would_block(m, t, d, *args)
+    monkeypatch.setattr(passed_waits, "would_block", counted)
+    for c in cases:
+        _run(c, recorder=Recorder())
+    assert actions and len(actions) == len(set(actions))
 
 
 def test_put_back_is_what_back_puts_back(cases, monkeypatch):
