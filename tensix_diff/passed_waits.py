@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from functools import partial
 from operator import itemgetter
 
 from golden.analysis import traced_state
@@ -26,10 +25,26 @@ COUNTING = _SYNC_COUNTING | _RISCV_COUNTING      # handlers that only count sema
 SYNC = frozenset({"semaphores", "srca", "srcb"})   # (SrcA / SrcB: their ownership and pointers, not rows)
 TRIES = 3                                          # starts probed per other thread, latest first
 QUIET_LIMIT = 4096                                 # ``_QUIET``'s (and ``_TRIED``'s) keys at most
-TRIED_LIMIT = 16                                   # tries kept per key in ``_TRIED``
 _RUN_STEP = itemgetter(0)                          # a write's run step (``Prober.hist``)
 _QUIET: dict = {}     # (thread, word or RISC-V action, handler, latch) -> outcome of a try that read no sync state
-_TRIED: dict = {}     # the same keys -> [((part, key, value) of the cells a try read, in order, its outcome)]
+_TRIED: dict = {}     # the same keys -> the tries that read sync state, as a tree (``_Read``) of the cells read
+
+
+class _Read:
+    """A node of ``_TRIED``: the cell a try reads next, named by its part and key, and what the try does for
+    each value it finds there (the next ``_Read``, or its outcome: a tuple, without the cells)."""
+    __slots__ = ("part", "key", "then")
+
+    def __init__(self, part: tuple, key, then: dict):
+        self.part, self.key, self.then = part, key, then
+
+
+def _chain(names: list, outcome: tuple):
+    """The ``_Read`` nodes of a try that read ``names`` ((part, key, value), in order) and ended in ``outcome``."""
+    node = outcome
+    for part, key, v in reversed(names):
+        node = _Read(part, key, {v: node})
+    return node
 
 
 def sync(part) -> bool:
@@ -153,17 +168,6 @@ def would_block(m, t: int, d, index: int, back: list, where, gate, probe: _Probe
         for obj, key, v in now:
             poke(obj, key, v)
     return blocked, frozenset(probe.cells), probe.latched, probe.parts
-
-
-def _same(seq: tuple, back) -> bool:
-    """Whether the cells of ``seq`` ((container, key, value) a try read) hold those values with ``back`` put
-    back (``back(cell)``: (container, key, value), None: as it is)."""
-    for obj, key, v in seq:
-        b = back((id(obj), key))
-        now = value(obj, key) if b is None else b[2]
-        if not (now is v or now == v):
-            return False
-    return True
 
 
 @dataclass(slots=True)
@@ -361,7 +365,6 @@ class Prober:
         self.latched = [0] * 4                             # thread -> the number of its step that latched its gate
         self.found: list[Passed] = []
         self._probe: _Probe | None = None                  # made when a step is first tried
-        self._tries: dict = {}                             # ``_attempt``'s key -> [(cells read with values, outcome)]
         self._cells: dict = {}                             # (part, key) -> its container in this run (False: none)
 
     def changed(self, rec, n: int, t: int, sets: list, counting: bool) -> None:
@@ -480,23 +483,32 @@ class Prober:
 
     def _attempt(self, rec, t: int, d, index: int, b: int, x: int, back, memo) -> tuple:
         """``would_block`` with thread ``b``'s changes from its change x on put back (``back(x)``: ``_back``'s
-        cell -> (container, key, value)), or the outcome of an earlier try of the same instruction (or RISC-V
-        action) by the same thread with the same Wait Gate latch (``memo``; None: not kept) whose cells, read
-        in order, hold the same values now: the try decides on those alone (it stops at the first other cell),
-        so it would read the same and end alike. A try that read none ends alike in any run: kept in
-        ``_QUIET``, which the caller asks first (before ``back`` is made). The tries of other runs come
-        after this run's (``_TRIED``: their cells named by part and key, found again in this run's state)."""
-        if memo is not None:
-            held = partial(_put_back, self.changes[b], x)
-            for seq, got in self._tries.get(memo, ()):
-                if _same(seq, held):
-                    return got
-            for names, got in _TRIED.get(memo, ()):
-                seq = self._named(rec, names)
-                if seq is not None and _same(seq, held):
-                    got = (got[0], frozenset((id(obj), key) for obj, key, _ in seq), got[2], got[3])
-                    self._tries.setdefault(memo, []).append((seq, got))
-                    return got
+        cell -> (container, key, value)), or the outcome of an earlier try (in any run) of the same instruction
+        (or RISC-V action) by the same thread with the same Wait Gate latch (``memo``; None: not kept) whose
+        cells, read in order, hold the same values now: the try decides on those alone (it stops at the first
+        other cell), so it would read the same and end alike. Such tries are kept as a tree (``_TRIED``): the
+        first cell a try reads is the same for all of them, and each value found there decides the next; its
+        cells are named by part and key, found again in this run's state (``_container``). A try that read
+        none ends alike in any run: kept in ``_QUIET``, which the caller asks first (before ``back`` is made)."""
+        node = _TRIED.get(memo) if memo is not None else None
+        if node is not None:
+            mine, cells, read = self.changes[b], self._cells, []
+            while node.__class__ is _Read:
+                obj = cells.get((node.part, node.key))
+                if obj is None:
+                    obj = cells[node.part, node.key] = _container(rec, node.part, node.key)
+                if obj is False:
+                    break
+                cell = (id(obj), node.key)
+                put = _put_back(mine, x, cell)
+                read.append(cell)
+                try:
+                    node = node.then.get(value(obj, node.key) if put is None else put[2])
+                except TypeError:               # (a value that cannot be hashed: not kept)
+                    break
+            else:
+                if node is not None:
+                    return node[0], frozenset(read), node[2], node[3]
         probe = self._probe
         got = would_block(rec.m, t, d, index, list(back(x).values()), rec.where, rec.gate, probe)
         if memo is not None:
@@ -504,29 +516,29 @@ class Prober:
                 if len(_QUIET) < QUIET_LIMIT:
                     _QUIET[memo] = (got[0], got[1], got[2], frozenset())
             else:
-                seq = tuple(probe.seq)
-                self._tries.setdefault(memo, []).append((seq, got))
-                kept = _TRIED.get(memo)
-                if kept is None and len(_TRIED) < QUIET_LIMIT:
-                    kept = _TRIED[memo] = []
-                if kept is not None and len(kept) < TRIED_LIMIT:
-                    kept.append((tuple((rec.where((obj, key)), key, v) for obj, key, v in seq),
-                                 (got[0], None, got[2], frozenset(got[3]))))
+                self._keep(rec, memo, got)
         return got
 
-    def _named(self, rec, names: tuple):
-        """``names`` ((part, key, value) of synchronisation cells) as this run's cells ((container, key, value)),
-        or None where one is not a cell of this run's state."""
-        out = []
-        cells = self._cells
-        for part, key, v in names:
-            obj = cells.get((part, key))
-            if obj is None:
-                obj = cells[part, key] = _container(rec, part, key)
-            if obj is False:
-                return None
-            out.append((obj, key, v))
-        return tuple(out)
+    def _keep(self, rec, memo, got: tuple) -> None:
+        """Add the try just run (its cells: ``_probe.seq``) to ``_TRIED``."""
+        names = [(rec.where((obj, key)), key, v) for obj, key, v in self._probe.seq]
+        outcome = (got[0], None, got[2], frozenset(got[3]))
+        node = _TRIED.get(memo)
+        try:
+            if node is None:
+                if len(_TRIED) < QUIET_LIMIT:
+                    _TRIED[memo] = _chain(names, outcome)
+                return
+            for i, (part, key, v) in enumerate(names):
+                if node.__class__ is not _Read or node.part != part or node.key != key:
+                    return                      # (tries of one key read alike while they find alike)
+                nxt = node.then.get(v)
+                if nxt is None:
+                    node.then[v] = _chain(names[i + 1:], outcome)
+                    return
+                node = nxt
+        except TypeError:                       # (a value that cannot be hashed: not kept)
+            return
 
     def keep(self, step, t: int) -> None:
         """Step ``step`` of thread ``t`` ran without blocking: keep what its probes found."""

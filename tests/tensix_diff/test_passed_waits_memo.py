@@ -35,9 +35,10 @@ def _recorded(case, monkeypatch) -> tuple[list, list, int]:
     _run(case, recorder=rec)
     cands = rec.candidates()
     monkeypatch.setattr(passed_waits, "would_block", would_block)
-    cells = {(id(obj), key): (rec.where((obj, key)), key) for ts in rec.prober._tries.values() for seq, _ in ts
-             for obj, key, _ in seq}
-    passed = [[(p.n, p.t, p.b, p.j, p.since, p.held, sorted(map(repr, (cells[c] for c in p.cells))))
+    s = rec.m.s
+    named = {id(obj): i for i, obj in enumerate([*s.semaphores, s.srca, s.srcb, *s.srca.banks, *s.srcb.banks,
+                                                 s.srca.unpacker_row, s.srcb.unpacker_row])}
+    passed = [[(p.n, p.t, p.b, p.j, p.since, p.held, sorted((named[obj], key) for obj, key in p.cells))
                for p in s.passed] for s in rec.steps]
     return passed, cands, len(ran)
 
