@@ -363,6 +363,7 @@ class Prober:
         self.passes: set = set()                           # (t, handler) of which a try passed every wait
         self.futile: dict[tuple, tuple] = {}               # (t, handler, b) -> the changes when a try last passed
         self.latched = [0] * 4                             # thread -> the number of its step that latched its gate
+        self.others = [False] * 4                          # thread -> whether another thread has changed sync state
         self.found: list[Passed] = []
         self._probe: _Probe | None = None                  # made when a step is first tried
         self._cells: dict = {}                             # (part, key) -> its container in this run (False: none)
@@ -372,6 +373,8 @@ class Prober:
         ``sets`` ((container, key, value before, value after))."""
         changed = [c for c in sets if not (c[3] is c[2] or c[3] == c[2])]
         if changed:
+            if t not in self.by:
+                self.others = [u != t or was for u, was in enumerate(self.others)]
             parts = frozenset(rec.where((obj, key))[:2] for obj, key, _, _ in changed)
             mine = self.by.setdefault(t, [])
             table, x = self.changes.setdefault(t, {}), len(mine)
