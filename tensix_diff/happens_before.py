@@ -125,7 +125,7 @@ class Recorder(StepAccess):
             if again is not None and not self._crossed and self._unchanged(again):
                 waited[t] = (waited[t][0], len(self._log) - 1)
                 raise Blocked(again[2])
-        elif prober.by and (latch is not None or prober.read.get((t, d.handler), True)):
+        elif prober.others[t] and (latch is not None or prober.read.get((t, d.handler), True)):
             prober.probe(self, t, d, index, self.count[t] + 1, latch)     # (a wait that blocked: ``_release``)
         self.own = t
         traced_state.ACTIVE = self

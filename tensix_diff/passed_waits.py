@@ -24,9 +24,27 @@ COUNTING = _SYNC_COUNTING | _RISCV_COUNTING      # handlers that only count sema
 
 SYNC = frozenset({"semaphores", "srca", "srcb"})   # (SrcA / SrcB: their ownership and pointers, not rows)
 TRIES = 3                                          # starts probed per other thread, latest first
-QUIET_LIMIT = 4096                                 # ``_QUIET``'s entries at most
+QUIET_LIMIT = 4096                                 # ``_QUIET``'s (and ``_TRIED``'s) keys at most
 _RUN_STEP = itemgetter(0)                          # a write's run step (``Prober.hist``)
-_QUIET: dict = {}     # (thread, word, handler, Wait Gate latch) -> the outcome of a try that read no sync state
+_QUIET: dict = {}     # (thread, word or RISC-V action, handler, latch) -> outcome of a try that read no sync state
+_TRIED: dict = {}     # the same keys -> the tries that read sync state, as a tree (``_Read``) of the cells read
+
+
+class _Read:
+    """A node of ``_TRIED``: the cell a try reads next, named by its part and key, and what the try does for
+    each value it finds there (the next ``_Read``, or its outcome: a tuple, without the cells)."""
+    __slots__ = ("part", "key", "then")
+
+    def __init__(self, part: tuple, key, then: dict):
+        self.part, self.key, self.then = part, key, then
+
+
+def _chain(names: list, outcome: tuple):
+    """The ``_Read`` nodes of a try that read ``names`` ((part, key, value), in order) and ended in ``outcome``."""
+    node = outcome
+    for part, key, v in reversed(names):
+        node = _Read(part, key, {v: node})
+    return node
 
 
 def sync(part) -> bool:
@@ -150,17 +168,6 @@ def would_block(m, t: int, d, index: int, back: list, where, gate, probe: _Probe
         for obj, key, v in now:
             poke(obj, key, v)
     return blocked, frozenset(probe.cells), probe.latched, probe.parts
-
-
-def _same(seq: tuple, back: dict) -> bool:
-    """Whether the cells of ``seq`` ((container, key, value) a try read) hold those values with ``back`` put
-    back (cell -> (container, key, value))."""
-    for obj, key, v in seq:
-        b = back.get((id(obj), key))
-        now = value(obj, key) if b is None else b[2]
-        if not (now is v or now == v):
-            return False
-    return True
 
 
 @dataclass(slots=True)
@@ -288,6 +295,55 @@ def _back(mine: list, x: int) -> dict:
     return out
 
 
+def _container(rec, part: tuple, key):
+    """The container of synchronisation cell ``key`` of ``part`` in the recorded run's state (False: none): a
+    semaphore, SrcA / SrcB, one of their banks, their unpacker row cursors (tensix_diff.state_parts)."""
+    s = rec.m.s
+    try:
+        if part[0] == "semaphores":
+            obj = s.semaphores[part[1]]
+        else:
+            src = getattr(s, part[0])
+            obj = src.banks[part[2]] if len(part) == 3 else \
+                src.unpacker_row if part[1] == "unpacker_row" and key.__class__ is int else src
+    except (AttributeError, IndexError, TypeError):
+        return False
+    if isinstance(obj, list):
+        has = key.__class__ is int and 0 <= key < len(obj)
+    else:
+        has = key in getattr(obj, "__dict__", ())
+    return obj if has and rec.where((obj, key)) == part else False
+
+
+def _put_back(mine: dict, x: int, cell):
+    """``_back(by, x).get(cell)`` from ``mine`` (a thread's ``Prober.changes``): what ``cell`` held before
+    the thread's changes of it from its change x on, as (container, key, value), or None (it changed none)."""
+    ch = mine.get(cell)
+    if ch is None:
+        return None
+    at, writes = ch
+    i = bisect_left(at, x)
+    if i == len(at):
+        return None
+    obj, k, before, _, _ = writes[i]
+    by = 0
+    for _, _, was, now, counting in writes[i:]:
+        if not counting:
+            return obj, k, before
+        by += now - was
+    return obj, k, value(obj, k) - by
+
+
+def _action(a):
+    """A RISC-V action as a memo key (golden.riscv.RiscvAction: equal kind and arguments, equal action), or
+    None when its arguments cannot be hashed."""
+    try:
+        hash(a)
+    except TypeError:
+        return None
+    return a
+
+
 class Prober:
     """During a recorded run: the synchronisation cells each step set and changed, and the probes of steps
     that may wait while another thread has changed such cells since the step was last known to follow it.
@@ -301,22 +357,34 @@ class Prober:
         self.by: dict[int, list[tuple[int, list, frozenset]]] = {}   # thread -> [(run step, cells, parts)]
         self.at: dict[int, list[int]] = {}                 # thread -> the run steps of ``by``
         self.hist: dict[tuple, list[int]] = {}             # (id(container), key) -> run steps that set it
+        self.changes: dict[int, dict] = {}                 # thread -> cell -> (indices in ``by``, writes) changing it
         self.covered: dict[tuple, int] = {}                # (t, b) -> the latest run step of b t follows
         self.read: dict[tuple, set] = {}                   # (t, handler) -> kinds of parts its waits read
         self.passes: set = set()                           # (t, handler) of which a try passed every wait
         self.futile: dict[tuple, tuple] = {}               # (t, handler, b) -> the changes when a try last passed
         self.latched = [0] * 4                             # thread -> the number of its step that latched its gate
+        self.others = [False] * 4                          # thread -> whether another thread has changed sync state
         self.found: list[Passed] = []
         self._probe: _Probe | None = None                  # made when a step is first tried
-        self._tries: dict = {}                             # ``_attempt``'s key -> [(cells read with values, outcome)]
+        self._cells: dict = {}                             # (part, key) -> its container in this run (False: none)
 
     def changed(self, rec, n: int, t: int, sets: list, counting: bool) -> None:
         """Run step ``n`` of thread ``t`` (``counting``: a COUNTING handler's) set the synchronisation cells
         ``sets`` ((container, key, value before, value after))."""
         changed = [c for c in sets if not (c[3] is c[2] or c[3] == c[2])]
         if changed:
+            if t not in self.by:
+                self.others = [u != t or was for u, was in enumerate(self.others)]
             parts = frozenset(rec.where((obj, key))[:2] for obj, key, _, _ in changed)
-            self.by.setdefault(t, []).append((n, changed, parts, counting))
+            mine = self.by.setdefault(t, [])
+            table, x = self.changes.setdefault(t, {}), len(mine)
+            for c in changed:
+                ch = table.get((id(c[0]), c[1]))
+                if ch is None:
+                    ch = table[id(c[0]), c[1]] = ([], [])
+                ch[0].append(x)
+                ch[1].append((*c, counting))
+            mine.append((n, changed, parts, counting))
             self.at.setdefault(t, []).append(n)
         for obj, key, before, after in sets:
             self.hist.setdefault((id(obj), key), []).append((n, before, after))
@@ -331,14 +399,8 @@ class Prober:
         wants = None if latch is not None or (t, d.handler) not in self.passes else self.read.get((t, d.handler))
         if wants is not None and not wants:
             return                  # its handler has read no synchronisation state
-        n = rec.ran()
         own = len(self.at.get(t, ()))
-        if self._probe is None:
-            self._probe = _Probe()
-        memo = None
-        if d.ins is not None:
-            g = list.__getitem__(rec.gate, t)
-            memo = (t, d.word, d.handler, None if g is None else tuple(g.__dict__.values()))
+        n = None
         for b, mine in self.by.items():
             if b == t:
                 continue
@@ -352,30 +414,40 @@ class Prober:
                 [x for x in range(first, len(at)) if not wants.isdisjoint(mine[x][2])]
             if not xs:
                 continue
+            if n is None:           # (what every try of this step shares, made when one is first needed)
+                n = rec.ran()
+                if self._probe is None:
+                    self._probe = _Probe()
+                g = list.__getitem__(rec.gate, t)
+                memo = (t, d.word if d.ins is not None else _action(d), d.handler,
+                        None if g is None else tuple(g.__dict__.values()))
+                if memo[1] is None:
+                    memo = None
 
-            backs: dict = {}
+                def back(x) -> dict:
+                    """``_back`` of b's changes from its change x on (kept while this step is probed from b)."""
+                    out = backs.get(x)
+                    if out is None:
+                        out = backs[x] = _back(mine, x)
+                    return out
 
-            def back(x) -> dict:
-                """``_back`` of b's changes from its change x on (kept while this step is probed)."""
-                out = backs.get(x)
-                if out is None:
-                    out = backs[x] = _back(mine, x)
-                return out
+                def attempt(x):
+                    got = _QUIET.get(memo) if memo is not None else None     # (one that read no sync state: any x)
+                    if got is None:
+                        got = self._attempt(rec, t, d, index, b, x, back, memo)
+                    if not got[2]:
+                        self.read.setdefault((t, d.handler), set()).update(got[3])
+                        if not got[0]:
+                            self.passes.add((t, d.handler))
+                    return got
 
-            def attempt(x):
-                got = _QUIET.get(memo) if memo is not None else None     # (one that read no sync state: any x)
-                if got is None:
-                    got = self._attempt(rec, t, d, index, back(x), memo)
-                if not got[2]:
-                    self.read.setdefault((t, d.handler), set()).update(got[3])
-                    if not got[0]:
-                        self.passes.add((t, d.handler))
-                return got
-            def keep(x, got) -> None:
-                self.found.append(Passed(n, t, b, at[xs[x]], got[1], self.latched[t] if got[2] else 0))
+                def keep(x, got) -> None:
+                    self.found.append(Passed(n, t, b, at[xs[x]], got[1], self.latched[t] if got[2] else 0))
+
+            backs = {}
             best = len(xs) - 1                # the latest start from which it blocks (more put back: blocks)
             got = attempt(xs[best])
-            if not got[0] and best and got[1] and not got[1].isdisjoint(back(xs[0])):    # more put back might matter
+            if not got[0] and best and got[1] and self._since(b, got[1], xs[0]):    # more put back might matter
                 tried = attempt(xs[0])
                 if tried[0]:
                     lo, hi, got = 0, best, tried
@@ -403,25 +475,73 @@ class Prober:
                         break
             keep(best, got)
 
-    def _attempt(self, rec, t: int, d, index: int, back: dict, memo) -> tuple:
-        """``would_block`` with ``back`` (cell -> (container, key, value)) put back, or the outcome of an earlier
-        try of the same instruction by the same thread with the same Wait Gate latch (``memo``; None: RISC-V
-        actions, not kept) whose cells, read in order, hold the same values now: the try decides on those
-        alone (it stops at the first other cell), so it would read the same and end alike. A try that read
+    def _since(self, b: int, cells: frozenset, x: int) -> bool:
+        """Whether thread ``b`` changed one of ``cells`` from its change x on (a cell of ``_back(by[b], x)``)."""
+        mine = self.changes[b]
+        for cell in cells:
+            ch = mine.get(cell)
+            if ch is not None and ch[0][-1] >= x:
+                return True
+        return False
+
+    def _attempt(self, rec, t: int, d, index: int, b: int, x: int, back, memo) -> tuple:
+        """``would_block`` with thread ``b``'s changes from its change x on put back (``back(x)``: ``_back``'s
+        cell -> (container, key, value)), or the outcome of an earlier try (in any run) of the same instruction
+        (or RISC-V action) by the same thread with the same Wait Gate latch (``memo``; None: not kept) whose
+        cells, read in order, hold the same values now: the try decides on those alone (it stops at the first
+        other cell), so it would read the same and end alike. Such tries are kept as a tree (``_TRIED``): the
+        first cell a try reads is the same for all of them, and each value found there decides the next; its
+        cells are named by part and key, found again in this run's state (``_container``). A try that read
         none ends alike in any run: kept in ``_QUIET``, which the caller asks first (before ``back`` is made)."""
-        if memo is not None:
-            for seq, got in self._tries.get(memo, ()):
-                if _same(seq, back):
-                    return got
+        node = _TRIED.get(memo) if memo is not None else None
+        if node is not None:
+            mine, cells, read = self.changes[b], self._cells, []
+            while node.__class__ is _Read:
+                obj = cells.get((node.part, node.key))
+                if obj is None:
+                    obj = cells[node.part, node.key] = _container(rec, node.part, node.key)
+                if obj is False:
+                    break
+                cell = (id(obj), node.key)
+                put = _put_back(mine, x, cell)
+                read.append(cell)
+                try:
+                    node = node.then.get(value(obj, node.key) if put is None else put[2])
+                except TypeError:               # (a value that cannot be hashed: not kept)
+                    break
+            else:
+                if node is not None:
+                    return node[0], frozenset(read), node[2], node[3]
         probe = self._probe
-        got = would_block(rec.m, t, d, index, list(back.values()), rec.where, rec.gate, probe)
+        got = would_block(rec.m, t, d, index, list(back(x).values()), rec.where, rec.gate, probe)
         if memo is not None:
             if not probe.seq:
                 if len(_QUIET) < QUIET_LIMIT:
                     _QUIET[memo] = (got[0], got[1], got[2], frozenset())
             else:
-                self._tries.setdefault(memo, []).append((tuple(probe.seq), got))
+                self._keep(rec, memo, got)
         return got
+
+    def _keep(self, rec, memo, got: tuple) -> None:
+        """Add the try just run (its cells: ``_probe.seq``) to ``_TRIED``."""
+        names = [(rec.where((obj, key)), key, v) for obj, key, v in self._probe.seq]
+        outcome = (got[0], None, got[2], frozenset(got[3]))
+        node = _TRIED.get(memo)
+        try:
+            if node is None:
+                if len(_TRIED) < QUIET_LIMIT:
+                    _TRIED[memo] = _chain(names, outcome)
+                return
+            for i, (part, key, v) in enumerate(names):
+                if node.__class__ is not _Read or node.part != part or node.key != key:
+                    return                      # (tries of one key read alike while they find alike)
+                nxt = node.then.get(v)
+                if nxt is None:
+                    node.then[v] = _chain(names[i + 1:], outcome)
+                    return
+                node = nxt
+        except TypeError:                       # (a value that cannot be hashed: not kept)
+            return
 
     def keep(self, step, t: int) -> None:
         """Step ``step`` of thread ``t`` ran without blocking: keep what its probes found."""
