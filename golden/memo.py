@@ -81,17 +81,20 @@ class ConfigMemo:
 
     def __call__(self, m, t: int, key: tuple = ()):
         node = self.roots.get(key, _MISS)
-        words = traced = None
-        while node.__class__ is _Node:
-            if words is None:
-                words = _words(m, t)
-                if words.__class__ is not list:
-                    traced, words = words, list.copy(words)
-            node = node.next.get(words[node.index], _MISS)
+        traced = None
+        if node.__class__ is _Node:
+            words = _words(m, t)
+            if words.__class__ is list:
+                while node.__class__ is _Node:
+                    node = node.next.get(words[node.index], _MISS)
+            else:                          # traced: its words taken unrecorded, the leaf's bits reported
+                traced, get = words, list.__getitem__
+                while node.__class__ is _Node:
+                    node = node.next.get(get(words, node.index), _MISS)
         if node is _MISS:
             node = self._learn(m, t, key)
         elif traced is not None:
-            traced.fields(node.bits)
+            traced.read_fields(node.bits)
         if node.error is not None:
             e = node.error
             raise type(e)(e.rule)
@@ -108,7 +111,7 @@ class ConfigMemo:
         finally:
             words = _words(m, t)
             if words.__class__ is not list:
-                words.fields(cfg.bits)
+                words.read_fields(cfg.bits)
         if self.size >= LIMIT:
             self.roots, self.size = {}, 0
         self.size += 1

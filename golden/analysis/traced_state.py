@@ -9,7 +9,8 @@ takes and in ``written`` the (container, key, value before) of each cell about t
 than calls; the recorder reads them at the end of the step), ``read_array(arr, index)`` and ``touch(arr, index)`` (about to be written at ``index``, None: anywhere) for an
 array, ``read_l1(l1, addr, n)`` and ``wrote_l1(l1, addr, n, changed, before, after)`` for L1, and ``own``, ``mine``
 and ``whole(lst, i)`` for the entries of a TWhole list (only the race check asks for those). Config words are
-read and set by bits where golden says which it uses or may change (``TList.bits``, ``fields``, ``set_bits``):
+read and set by bits where golden says which it uses or may change (``TList.bits``, ``fields``,
+``read_fields``, ``set_bits``):
 ``field(lst, i, mask)``, ``read_bits(lst, {i: mask})`` and ``may_set(lst, i, mask)``.
 
 Cells: one Dest / SrcA / SrcB / LReg element or Dest valid bit, one L1 byte, one list entry (a GPR, a Config
@@ -193,6 +194,12 @@ class TList(list):
         if r is not None and bits:
             r.read_bits(self, bits)
         return list.copy(self)
+
+    def read_fields(self, bits: dict) -> None:
+        """``fields`` for a caller that took the entries unrecorded (``list.__getitem__``): reports alone."""
+        r = ACTIVE
+        if r is not None and bits:
+            r.read_bits(self, bits)
 
     def set_bits(self, i: int, mask: int, v) -> None:
         """Entry i = ``v``, a write that may change only the bits ``mask`` (the rest of ``v`` is the entry's)."""
