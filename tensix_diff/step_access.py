@@ -73,8 +73,8 @@ class StepAccess:
         if a not in self._touched:
             self._touched[a] = (arr, arr.tobytes())
         if a in self._dest and self._set is not ALL:
-            rows = None if i is None else _rows(i[0] if i.__class__ is tuple and i else i, len(arr))
-            self._set = ALL if rows is None else _mask(rows) if self._set is ABSENT else self._set | _mask(rows)
+            rows = None if i is None else _index_rows(i, len(arr))
+            self._set = ALL if rows is None else rows if self._set is ABSENT else self._set | rows
 
     def read_array(self, arr, i) -> None:
         self._more = True
@@ -86,9 +86,8 @@ class StepAccess:
             old = reads.get(_DEST, ABSENT)
             if old is ALL:
                 return
-            rows = None if i is None else _rows(i[0] if i.__class__ is tuple and i else i, len(arr))
+            rows = None if i is None else _index_rows(i, len(arr))
             if rows is not None:
-                rows = _mask(rows)
                 reads[_DEST] = rows if old is ABSENT else old | rows
                 return
         self._reads[self._owner[a]] = ALL
@@ -251,6 +250,18 @@ class StepAccess:
                     self._add_rows(writes, rows)
             elif now.dtype.kind in "biu" or (now != before).any():     # (integers: bytes differ, values differ)
                 writes[part] = ALL
+
+
+def _index_rows(i, n: int) -> int | None:
+    """The rows (a mask) an index ``i`` of an array of ``n`` rows takes by its first index (None: not known):
+    tensix_diff.state_parts.rows as a mask, a slice's at once."""
+    j = i[0] if i.__class__ is tuple and i else i
+    if j.__class__ is slice:
+        a, b, step = j.indices(n)
+        if step == 1:
+            return (1 << b - a) - 1 << a if b > a else 0
+    rows = _rows(j, n)
+    return None if rows is None else _mask(rows)
 
 
 _WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}     # a row's 64-bit words -> one item
