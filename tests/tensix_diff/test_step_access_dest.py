@@ -125,3 +125,19 @@ def test_a_row_set_back_is_not_written():
         traced_state.ACTIVE = None
     _, writes = r._finish()
     assert writes[DEST] == 1 << 6
+
+
+def test_index_rows_is_state_parts_rows():
+    """The mask of a Dest index's rows (``_index_rows``) is tensix_diff.state_parts.rows's, as a mask."""
+    from tensix_diff.state_parts import mask, rows
+    from tensix_diff.step_access import _index_rows
+    rng = random.Random(7)
+    for _ in range(20000):
+        n = rng.choice((1, 8, 1024))
+        bound = lambda: rng.choice((None, rng.randrange(-2 * n, 2 * n)))
+        i = rng.choice((slice(bound(), bound(), rng.choice((None, 1, 2, -1, -3))), rng.randrange(-2 * n, 2 * n),
+                        np.array([rng.randrange(n) for _ in range(3)]), Ellipsis))
+        if rng.random() < 0.3:
+            i = (i, 3)
+        r = rows(i[0] if i.__class__ is tuple else i, n)
+        assert _index_rows(i, n) == (None if r is None else mask(r)), (i, n)
