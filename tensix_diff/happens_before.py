@@ -51,6 +51,8 @@ from .step_access import ABSENT as _ABSENT, ALL, StepAccess
 
 _NO_ORDER = frozenset({("mutex",)})          # parts whose release orders nothing
 _LOCAL = attrgetter("local")
+_NONE = frozenset()                          # no parts
+_ENDS = (1 << 38) - 1                        # a logged step's entry >> 2: where its reports end in ``taken``
 
 
 def _overlap(a, b) -> bool:
@@ -99,8 +101,7 @@ class Recorder(StepAccess):
         super().__init__()
         self._log: list = []          # per step: its Step, or ``_logged`` for one that reported no more
         self._made = 0                # the log's length when its entries were last all made Steps
-        self._now: list[Step] = []    # the steps made at once
-        self._scanned = (0, (0, 0))   # (log length, the logged steps' ends then): ``_ends``
+        self._last = 0                # the latest logged step's entry since the log's Steps were made (0: none)
         self._thread_at = ([0] * 4, [0] * 4)    # per thread, its steps' count and section up to ``_made``
         self.count = [0] * 4
         self._section: dict[int, int] = {}
@@ -132,7 +133,7 @@ class Recorder(StepAccess):
         try:
             self.m.step(t, d, index)
         except Blocked as e:
-            reads, writes = self._finish_from(*self._ends())
+            reads, writes = self._finish_from(self._last)
             self._sync, prober.found = [], []
             parts, _ = self._waited.get(t, (set(), 0))
             self._waited[t] = (parts | reads.keys() | writes.keys(), len(self._log) - 1)
@@ -147,7 +148,8 @@ class Recorder(StepAccess):
         if self.written or self._more or found or t in waited:
             self._record(t, d.handler)
         else:               # its own parts and cells taken alone: made a Step when asked (``steps``)
-            self._log.append(len(self.mine) << 40 | len(self.taken) << 2 | t)     # (``_logged_at`` reads it)
+            self._last = x = len(self.mine) << 40 | len(self.taken) << 2 | t     # (``_logged_at`` reads it)
+            self._log.append(x)
             self.count[t] += 1
         now = list.__getitem__(self.gate, t)
         if now is not latch and now is not None:
@@ -178,22 +180,11 @@ class Recorder(StepAccess):
                 return False
         return True
 
-    def _ends(self) -> tuple[int, int]:
-        """Where the logged steps' reports end in ``mine`` and ``taken`` (the step running now reported the rest):
-        the latest logged step's ends (looked for back to where the last call looked)."""
-        log, (n0, ends) = self._log, self._scanned
-        for n in range(len(log) - 1, n0 - 1, -1):
-            x = log[n]
-            if x.__class__ is int:
-                ends = _logged_at(x)[:2]
-                break
-        self._scanned = (len(log), ends)
-        return ends
-
-    def _finish_from(self, m0: int, k0: int) -> tuple[dict, dict]:
-        """``_finish`` of the step running now, whose reports in ``mine`` and ``taken`` start at ``m0``, ``k0``
-        (those before are the logged steps')."""
+    def _finish_from(self, x: int) -> tuple[dict, dict]:
+        """``_finish`` of the step running now, whose reports in ``mine`` and ``taken`` start where those of the
+        logged step ``x`` (``_last``) end (those before are the logged steps')."""
         mine, taken = self.mine, self.taken
+        m0, k0 = x >> 40, x >> 2 & _ENDS
         self.mine, self.taken = mine[m0:], taken[k0:]
         del mine[m0:], taken[k0:]
         try:
@@ -214,27 +205,34 @@ class Recorder(StepAccess):
                 m0, k0 = m1, k1
 
     def _record(self, t: int, handler) -> None:
-        reads, writes = self._finish_from(*self._ends())
+        mine, taken, x = self.mine, self.taken, self._last       # (``_finish_from`` written out: hot)
+        m0, k0 = x >> 40, x >> 2 & _ENDS
+        self.mine, self.taken = mine[m0:], taken[k0:]
+        del mine[m0:], taken[k0:]
+        try:
+            reads, writes = self._finish()
+        finally:
+            self.mine, self.taken = mine, taken
         counting = False
         if self._sync:      # (a count always sets a semaphore)
             counting = handler in COUNTING
             self.prober.changed(self, len(self._log), t, self._sync, counting)
             self._sync = []
-        self.count[t] += 1
-        w = self._waited.pop(t, None)
-        step = Step(t, self.count[t], reads, writes) if w is None else \
-            Step(t, self.count[t], reads, writes, frozenset(w[0]), w[1])
+        count = self.count
+        count[t] += 1
+        local = count[t]
         if ("mutex",) in reads:
             held = t in self.state.mutex.values()
-            self._section[t] = (self._section.get(t) or self.count[t]) if held else 0
-        step.section = self._section.get(t, 0)
+            self._section[t] = (self._section.get(t) or local) if held else 0
+        w = self._waited.pop(t, None)
+        log = self._log
+        step = Step(t, local, reads, writes, _NONE, -1, self._section.get(t, 0)) if w is None else \
+            Step(t, local, reads, writes, frozenset(w[0]), w[1], self._section.get(t, 0))
         if counting:
             step.counting = True
-        n, wrote = len(self._log), self._wrote
-        for k in writes:
-            wrote[k] = n
-        self._log.append(step)
-        self._now.append(step)
+        if writes:
+            self._wrote.update(dict.fromkeys(writes, len(log)))
+        log.append(step)
 
     def ran(self) -> int:
         """The number of steps recorded so far."""
@@ -269,7 +267,7 @@ class Recorder(StepAccess):
             made.append(n)
         self.mine, self.taken = [], []
         self._made = len(log)
-        self._scanned = (len(log), (0, 0))
+        self._last = 0
         if self._clocked and made:
             _clock_made(log, made)
 
@@ -303,7 +301,7 @@ class Recorder(StepAccess):
         pass), and read the cells they took alone (``_taken_reads``); they neither waited nor passed a wait,
         so their clock is their thread's latest Step's with their own number."""
         log = self.steps if self._crossed else self._log
-        wrote, used = _threads([x for x in log if x.__class__ is Step] if self._made else self._now)
+        wrote, used = _threads(log)
         taken = self._taken_reads(used) if not self._crossed else {}
         shared = _shared_parts(wrote, used)
         if not shared:
@@ -476,19 +474,23 @@ def _in(reads: dict, writes: dict, shared: set) -> list:
 
 def _logged_at(x: int) -> tuple[int, int, int]:
     """A logged step's entry (``Recorder.step``): where its reports end in ``mine`` and ``taken``, its thread."""
-    return x >> 40, x >> 2 & (1 << 38) - 1, x & 3
+    return x >> 40, x >> 2 & _ENDS, x & 3
 
 
-def _threads(steps: list[Step]) -> tuple[dict, dict]:
-    """thread -> the parts its steps wrote, and thread -> those they wrote or read."""
+def _threads(steps: list) -> tuple[dict, dict]:
+    """thread -> the parts its Steps wrote, and thread -> those they wrote or read (log entries not Steps
+    left out)."""
     wrote: dict[int, set] = {}
     used: dict[int, set] = {}
     for s in steps:
+        if s.__class__ is int:
+            continue
         t = s.thread
-        if t not in wrote:
-            wrote[t], used[t] = set(), set()
-        wrote[t].update(s.writes)
-        used[t].update(s.reads)
+        if t in wrote:
+            wrote[t].update(s.writes)
+            used[t].update(s.reads)
+        else:
+            wrote[t], used[t] = set(s.writes), set(s.reads)
     for t, parts in wrote.items():
         used[t] |= parts
     return wrote, used
