@@ -283,8 +283,9 @@ class Recorder(StepAccess):
             for n in range(self._made, len(log)):
                 x = log[n]
                 if x.__class__ is int:
-                    _, k1, t = _logged_at(x)
+                    k1 = x >> 2 & _ENDS         # (``_logged_at``)
                     if k1 > k0:
+                        t = x & 3
                         self.own, self.mine, self.taken = t, [], taken[k0:k1]
                         out[n] = reads = self._finish()[0]
                         used.setdefault(t, set()).update(reads)
@@ -315,101 +316,70 @@ class Recorder(StepAccess):
     def _clock(self, log: list, wrote: dict) -> None:
         """Each Step's vector clock: its thread's program order, the step that released its wait
         (``_release``) and the changes its passed waits follow (``Passed.holds``)."""
-        clocks: dict[int, list[int]] = {}
+        clocks = [[0] * 4 for _ in range(4)]     # per thread, the clock of its latest Step
         self._by_thread: dict[int, list[Step]] = {}
         facts: dict = {}                # ``Passed.holds``'s of the cells
         hist = self.prober.hist
         for n, s in enumerate(log):
             if s.__class__ is int:
                 continue
-            vc = clocks.get(s.thread)
-            if vc is None:
-                vc = clocks[s.thread] = [0] * 4
+            vc = clocks[s.thread]
             vc[s.thread] = s.local
             if s.waited:
                 src = self._release(log, n, s, wrote)
                 if src is not None:
-                    vc[:] = [max(a, b) for a, b in zip(vc, src.clock)]
+                    vc[:] = map(max, vc, src.clock)
             if s.passed:
                 for p in sorted(s.passed, key=lambda p: p.j):
                     first = p.since + 1 if p.since else s.local      # the wait's first evaluation
                     floor = vc if first == s.local else self._clock_of(log, s.thread, first)
                     p.held = p.holds(log, hist, floor, facts)
                     if p.held:
-                        vc[:] = [max(a, b) for a, b in zip(vc, log[p.j].clock)]
+                        vc[:] = map(max, vc, log[p.j].clock)
             s.clock = tuple(vc)
         self._clocked = True
 
     @staticmethod
     def _conflicts(log: list, taken: dict, shared: set, commute: set) -> list[Candidate]:
         """The conflicting pairs of steps on ``shared`` parts that no clock orders, in run order (``taken``: the
-        logged steps' reads, ``_taken_reads``; ``commute``: semaphores whose counts commute)."""
-        out: list[Candidate] = []
-        # part -> thread -> [its steps on it, its writes, all they wrote of it, all they read of it]
-        seen: dict[tuple, dict[int, list]] = {k: {} for k in shared}
-        plain = {k for k in shared if not sync(k)}     # reading a wait condition only decides when a thread moves
+        logged steps' reads, ``_taken_reads``; ``commute``: semaphores whose counts commute): each part's steps
+        in run order (``_part_conflicts``), then a step's candidates by part in the order the step reached them
+        (a set's order moves with the hash seed, and the candidates' order decides which reversals run first)."""
+        add = {k: [].append for k in shared}     # part -> adds to the steps on it, in run order
         among = shared.intersection
-        count, section, last = [0] * 4, [0] * 4, [(0, 0, 0, 0)] * 4     # per thread, as of its latest Step
+        made = _made_of(log, taken) if taken else {}
+        for n, s in enumerate(log):
+            if s.__class__ is int:
+                if made:
+                    s = made.get(n)
+                    if s is not None:
+                        for k in among(s.reads):
+                            add[k](s)
+                continue
+            ks = among(s.reads)
+            if s.writes:
+                ks.update(among(s.writes))
+            for k in ks:
+                add[k](s)
+        on = {k: f.__self__ for k, f in add.items()}
+        out: list = []
+        for k, steps in on.items():
+            if len(steps) > 1:
+                (_sync_conflicts if sync(k) else _part_conflicts)(k, steps, k in commute, out)
+        if not out:
+            return []
+        at, count = {}, [0] * 4             # (thread, number) -> log index
         for n, s in enumerate(log):
             if s.__class__ is int:
                 t = s & 3
                 count[t] += 1
-                reads = taken.get(n)
-                if reads is None:
-                    continue
-                c = last[t]
-                s = Step(t, count[t], reads, {}, section=section[t], clock=c[:t] + (count[t],) + c[t + 1:])
-                writes = s.writes
+                at[t, count[t]] = n
             else:
-                t, reads, writes = s.thread, s.reads, s.writes
-                count[t], section[t], last[t] = s.local, s.section, s.clock
-            ks = among(reads)
-            if writes:
-                ks.update(among(writes))
-            if not ks:
-                continue
-            vc, found = s.clock, len(out)
-            for k in ks:
-                by_thread = seen[k]
-                sw = writes.get(k, _ABSENT)
-                sr = reads.get(k, _ABSENT) if k in plain else _ABSENT
-                if sw is _ABSENT:
-                    if sr is _ABSENT:       # no access: conflicts with nothing, orders nothing
-                        if t not in by_thread:
-                            by_thread[t] = [[], [], _ABSENT, _ABSENT]
-                        continue
-                    # another thread's steps conflict only where all they wrote or read of the part does
-                    for other, (_, them, w, _) in by_thread.items():
-                        if w is not _ABSENT and other != t and them[-1][0].local > vc[other] and (
-                                w is ALL or sr is ALL or (w & sr if w.__class__ is int else not w.isdisjoint(sr))):
-                            c = _last_conflict(them, s, sw, sr, vc[other], k in commute)
-                            if c is not None:
-                                out.append(Candidate(other, c.section or c.local, t, s.local, k))
-                else:
-                    for other, (them, _, w, r) in by_thread.items():
-                        if them and other != t and them[-1][0].local > vc[other] and (
-                                _overlap(sw, w) or _overlap(sw, r) or _overlap(w, sr)):
-                            c = _last_conflict(them, s, sw, sr, vc[other], k in commute)
-                            if c is not None:
-                                out.append(Candidate(other, c.section or c.local, t, s.local, k))
-                mine = by_thread.get(t)
-                if mine is None:
-                    mine = by_thread[t] = [[], [], _ABSENT, _ABSENT]
-                e = (s, sw, sr)
-                mine[0].append(e)
-                if sw is not _ABSENT:           # (the unions: _ABSENT is none, ALL takes in all)
-                    mine[1].append(e)
-                    w = mine[2]
-                    mine[2] = sw if w is _ABSENT else ALL if w is ALL or sw is ALL else w | sw
-                if sr is not _ABSENT:
-                    r = mine[3]
-                    mine[3] = sr if r is _ABSENT else ALL if r is ALL or sr is ALL else r | sr
-            if len(out) - found > 1 and len(ks) > 1:
-                # the step's candidates by part in the order the step reached them (a set's order moves with
-                # the hash seed, and the candidates' order decides which reversals are run first)
-                at = {k: i for i, k in enumerate(_in(reads, writes, shared))}
-                out[found:] = sorted(out[found:], key=lambda c: at[c.part])
-        return out
+                count[s.thread] = s.local
+                at[s.thread, s.local] = n
+        keyed = [(at[c.second, c.j], _in(s.reads, s.writes, shared).index(c.part), c) for s, c in out]
+        keyed.sort(key=lambda x: x[:2])
+        return [c for _, _, c in keyed]
 
     def _clock_of(self, log: list, t: int, local: int) -> tuple:
         """The clock of thread ``t``'s step number ``local`` (none yet: zeros; a logged step's: its thread's
@@ -461,6 +431,144 @@ def _clock_made(log: list, made: list) -> None:
             s.clock = c[:t] + (s.local,) + c[t + 1:]
         elif s.clock:
             last[t] = s.clock
+
+
+def _made_of(log: list, taken: dict) -> dict:
+    """log index -> the Step of each logged step that took cells (``taken``: what it read of them): its number
+    follows its thread's, its section and clock are its thread's latest Step's, with its own number."""
+    out: dict = {}
+    for n, reads in taken.items():
+        t, local, section, c = log[n] & 3, 1, 0, (0, 0, 0, 0)
+        for m in range(n - 1, -1, -1):          # back to its thread's latest Step
+            x = log[m]
+            if x.__class__ is int:
+                if x & 3 == t:
+                    local += 1
+            elif x.thread == t:
+                local, section, c = local + x.local, x.section, x.clock
+                break
+        out[n] = Step(t, local, reads, {}, section=section, clock=c[:t] + (local,) + c[t + 1:])
+    return out
+
+
+def _part_conflicts(k: tuple, steps: list, commute: bool, out: list) -> None:
+    """The conflicting pairs on part ``k`` (not synchronisation state) that no clock orders, added to ``out`` as
+    (the later step, its Candidate) in run order, a step's by thread in the order the threads first reached
+    ``k``. ``steps``: the steps on ``k`` in run order; ``commute``: two counts of this semaphore commute.
+    Another thread's steps conflict only where all they wrote or read of the part does (its reads merged when
+    asked), and a read only where all the other threads wrote of it does."""
+    order: list[int] = []           # the threads on the part, in the order they reached it
+    every: list = [None] * 4        # per thread: (step, its write, its read of the part) of its steps on it
+    wrote: list = [None] * 4        # per thread: those of its steps that wrote the part
+    read: list = [None] * 4         # per thread: what its steps read of the part
+    w, r, others = [_ABSENT] * 4, [_ABSENT] * 4, [_ABSENT] * 4   # per thread: all it wrote; read; others wrote
+    merged = [0] * 4                # per thread: how many of ``read`` ``r`` takes in
+    at, wat = [0] * 4, [0] * 4      # per thread: the number of its latest step on the part, latest write
+    for s in steps:
+        t = s.thread
+        sw = s.writes.get(k, _ABSENT)
+        sr = s.reads.get(k, _ABSENT)
+        if every[t] is None:
+            order.append(t)
+            every[t], wrote[t], read[t] = [], [], []
+            o = _ABSENT
+            for u in order:
+                x = w[u]
+                if x is not _ABSENT:
+                    o = x if o is _ABSENT else ALL if o is ALL or x is ALL else o | x
+            others[t] = o
+        if sw is _ABSENT:
+            if sr is _ABSENT:       # no access: conflicts with nothing, orders nothing
+                continue
+            o = others[t]
+            # (_overlap written out (hot): ALL is None, a Config mask an int, pages a frozenset)
+            if o is not _ABSENT and (
+                    o is ALL or sr is ALL or (o & sr if o.__class__ is int else not o.isdisjoint(sr))):
+                vc = s.clock
+                for other in order:
+                    x, known = w[other], vc[other]
+                    if other != t and wat[other] > known and (
+                            x is ALL or sr is ALL or (x & sr if x.__class__ is int else not x.isdisjoint(sr))):
+                        if commute:
+                            c = _last_conflict(wrote[other], s, sw, sr, known, commute)
+                        else:           # (_last_conflict of a read written out: hot)
+                            c = None
+                            for e, ew, _ in reversed(wrote[other]):
+                                if e.local <= known:
+                                    break
+                                if ew is ALL or sr is ALL or (
+                                        ew & sr if ew.__class__ is int else not ew.isdisjoint(sr)):
+                                    c = e
+                                    break
+                        if c is not None:
+                            out.append((s, Candidate(other, c.section or c.local, t, s.local, k)))
+        else:
+            vc = s.clock
+            for other in order:
+                if other != t and at[other] > vc[other]:
+                    x = w[other]
+                    # (_overlap(sw, x) or _overlap(x, sr) written out: x, sr may be _ABSENT; sw is not)
+                    if x is _ABSENT or not (x is ALL or sw is ALL or (
+                            x & sw if x.__class__ is int else not x.isdisjoint(sw)) or sr is not _ABSENT and (
+                            sr is ALL or (x & sr if x.__class__ is int else not x.isdisjoint(sr)))):
+                        x, i = read[other], merged[other]
+                        if i < len(x):
+                            r[other], merged[other] = _union(r[other], x, i), len(x)
+                        if not _overlap(sw, r[other]):
+                            continue
+                    c = _last_conflict(every[other], s, sw, sr, vc[other], commute)
+                    if c is not None:
+                        out.append((s, Candidate(other, c.section or c.local, t, s.local, k)))
+        e = (s, sw, sr)
+        every[t].append(e)
+        at[t] = s.local
+        if sw is not _ABSENT:           # (the unions: _ABSENT is none, ALL takes in all)
+            wrote[t].append(e)
+            wat[t] = s.local
+            x = w[t]
+            w[t] = sw if x is _ABSENT else ALL if x is ALL or sw is ALL else x | sw
+            for u in order:
+                if u != t:
+                    x = others[u]
+                    others[u] = sw if x is _ABSENT else ALL if x is ALL or sw is ALL else x | sw
+        if sr is not _ABSENT:
+            read[t].append(sr)
+
+
+def _sync_conflicts(k: tuple, steps: list, commute: bool, out: list) -> None:
+    """``_part_conflicts`` of a part of synchronisation state: its reads are none (reading a wait condition
+    only decides when a thread moves), so only two writes conflict."""
+    order: list[int] = []           # the threads on the part, in the order they reached it
+    every: list = [None] * 4        # per thread: (step, its write, none) of its steps that wrote the part
+    w = [_ABSENT] * 4               # per thread: all it wrote of the part
+    at = [0] * 4                    # per thread: the number of its latest step that wrote the part
+    for s in steps:
+        t = s.thread
+        if every[t] is None:
+            order.append(t)
+            every[t] = []
+        sw = s.writes.get(k, _ABSENT)
+        if sw is _ABSENT:
+            continue
+        vc = s.clock
+        for other in order:
+            if other != t and at[other] > vc[other] and _overlap(sw, w[other]):
+                c = _last_conflict(every[other], s, sw, _ABSENT, vc[other], commute)
+                if c is not None:
+                    out.append((s, Candidate(other, c.section or c.local, t, s.local, k)))
+        every[t].append((s, sw, _ABSENT))
+        at[t] = s.local
+        x = w[t]
+        w[t] = sw if x is _ABSENT else ALL if x is ALL or sw is ALL else x | sw
+
+
+def _union(x, details: list, i: int):
+    """``x`` with ``details[i:]`` taken in (_ABSENT is none, ALL takes in all)."""
+    for d in details[i:]:
+        if x is ALL:
+            break
+        x = d if x is _ABSENT else ALL if d is ALL else x | d
+    return x
 
 
 def _in(reads: dict, writes: dict, shared: set) -> list:
