@@ -51,6 +51,8 @@ from .step_access import ABSENT as _ABSENT, ALL, StepAccess
 
 _NO_ORDER = frozenset({("mutex",)})          # parts whose release orders nothing
 _LOCAL = attrgetter("local")
+_NONE = frozenset()                          # no parts
+_ENDS = (1 << 38) - 1                        # a logged step's entry >> 2: where its reports end in ``taken``
 
 
 def _overlap(a, b) -> bool:
@@ -99,8 +101,7 @@ class Recorder(StepAccess):
         super().__init__()
         self._log: list = []          # per step: its Step, or ``_logged`` for one that reported no more
         self._made = 0                # the log's length when its entries were last all made Steps
-        self._now: list[Step] = []    # the steps made at once
-        self._scanned = (0, (0, 0))   # (log length, the logged steps' ends then): ``_ends``
+        self._last = 0                # the latest logged step's entry since the log's Steps were made (0: none)
         self._thread_at = ([0] * 4, [0] * 4)    # per thread, its steps' count and section up to ``_made``
         self.count = [0] * 4
         self._section: dict[int, int] = {}
@@ -132,7 +133,7 @@ class Recorder(StepAccess):
         try:
             self.m.step(t, d, index)
         except Blocked as e:
-            reads, writes = self._finish_from(*self._ends())
+            reads, writes = self._finish_from(self._last)
             self._sync, prober.found = [], []
             parts, _ = self._waited.get(t, (set(), 0))
             self._waited[t] = (parts | reads.keys() | writes.keys(), len(self._log) - 1)
@@ -147,7 +148,8 @@ class Recorder(StepAccess):
         if self.written or self._more or found or t in waited:
             self._record(t, d.handler)
         else:               # its own parts and cells taken alone: made a Step when asked (``steps``)
-            self._log.append(len(self.mine) << 40 | len(self.taken) << 2 | t)     # (``_logged_at`` reads it)
+            self._last = x = len(self.mine) << 40 | len(self.taken) << 2 | t     # (``_logged_at`` reads it)
+            self._log.append(x)
             self.count[t] += 1
         now = list.__getitem__(self.gate, t)
         if now is not latch and now is not None:
@@ -178,22 +180,11 @@ class Recorder(StepAccess):
                 return False
         return True
 
-    def _ends(self) -> tuple[int, int]:
-        """Where the logged steps' reports end in ``mine`` and ``taken`` (the step running now reported the rest):
-        the latest logged step's ends (looked for back to where the last call looked)."""
-        log, (n0, ends) = self._log, self._scanned
-        for n in range(len(log) - 1, n0 - 1, -1):
-            x = log[n]
-            if x.__class__ is int:
-                ends = _logged_at(x)[:2]
-                break
-        self._scanned = (len(log), ends)
-        return ends
-
-    def _finish_from(self, m0: int, k0: int) -> tuple[dict, dict]:
-        """``_finish`` of the step running now, whose reports in ``mine`` and ``taken`` start at ``m0``, ``k0``
-        (those before are the logged steps')."""
+    def _finish_from(self, x: int) -> tuple[dict, dict]:
+        """``_finish`` of the step running now, whose reports in ``mine`` and ``taken`` start where those of the
+        logged step ``x`` (``_last``) end (those before are the logged steps')."""
         mine, taken = self.mine, self.taken
+        m0, k0 = x >> 40, x >> 2 & _ENDS
         self.mine, self.taken = mine[m0:], taken[k0:]
         del mine[m0:], taken[k0:]
         try:
@@ -214,27 +205,34 @@ class Recorder(StepAccess):
                 m0, k0 = m1, k1
 
     def _record(self, t: int, handler) -> None:
-        reads, writes = self._finish_from(*self._ends())
+        mine, taken, x = self.mine, self.taken, self._last       # (``_finish_from`` written out: hot)
+        m0, k0 = x >> 40, x >> 2 & _ENDS
+        self.mine, self.taken = mine[m0:], taken[k0:]
+        del mine[m0:], taken[k0:]
+        try:
+            reads, writes = self._finish()
+        finally:
+            self.mine, self.taken = mine, taken
         counting = False
         if self._sync:      # (a count always sets a semaphore)
             counting = handler in COUNTING
             self.prober.changed(self, len(self._log), t, self._sync, counting)
             self._sync = []
-        self.count[t] += 1
-        w = self._waited.pop(t, None)
-        step = Step(t, self.count[t], reads, writes) if w is None else \
-            Step(t, self.count[t], reads, writes, frozenset(w[0]), w[1])
+        count = self.count
+        count[t] += 1
+        local = count[t]
         if ("mutex",) in reads:
             held = t in self.state.mutex.values()
-            self._section[t] = (self._section.get(t) or self.count[t]) if held else 0
-        step.section = self._section.get(t, 0)
+            self._section[t] = (self._section.get(t) or local) if held else 0
+        w = self._waited.pop(t, None)
+        log = self._log
+        step = Step(t, local, reads, writes, _NONE, -1, self._section.get(t, 0)) if w is None else \
+            Step(t, local, reads, writes, frozenset(w[0]), w[1], self._section.get(t, 0))
         if counting:
             step.counting = True
-        n, wrote = len(self._log), self._wrote
-        for k in writes:
-            wrote[k] = n
-        self._log.append(step)
-        self._now.append(step)
+        if writes:
+            self._wrote.update(dict.fromkeys(writes, len(log)))
+        log.append(step)
 
     def ran(self) -> int:
         """The number of steps recorded so far."""
@@ -269,7 +267,7 @@ class Recorder(StepAccess):
             made.append(n)
         self.mine, self.taken = [], []
         self._made = len(log)
-        self._scanned = (len(log), (0, 0))
+        self._last = 0
         if self._clocked and made:
             _clock_made(log, made)
 
@@ -285,8 +283,9 @@ class Recorder(StepAccess):
             for n in range(self._made, len(log)):
                 x = log[n]
                 if x.__class__ is int:
-                    _, k1, t = _logged_at(x)
+                    k1 = x >> 2 & _ENDS         # (``_logged_at``)
                     if k1 > k0:
+                        t = x & 3
                         self.own, self.mine, self.taken = t, [], taken[k0:k1]
                         out[n] = reads = self._finish()[0]
                         used.setdefault(t, set()).update(reads)
@@ -303,7 +302,7 @@ class Recorder(StepAccess):
         pass), and read the cells they took alone (``_taken_reads``); they neither waited nor passed a wait,
         so their clock is their thread's latest Step's with their own number."""
         log = self.steps if self._crossed else self._log
-        wrote, used = _threads([x for x in log if x.__class__ is Step] if self._made else self._now)
+        wrote, used = _threads(log)
         taken = self._taken_reads(used) if not self._crossed else {}
         shared = _shared_parts(wrote, used)
         if not shared:
@@ -317,101 +316,70 @@ class Recorder(StepAccess):
     def _clock(self, log: list, wrote: dict) -> None:
         """Each Step's vector clock: its thread's program order, the step that released its wait
         (``_release``) and the changes its passed waits follow (``Passed.holds``)."""
-        clocks: dict[int, list[int]] = {}
+        clocks = [[0] * 4 for _ in range(4)]     # per thread, the clock of its latest Step
         self._by_thread: dict[int, list[Step]] = {}
         facts: dict = {}                # ``Passed.holds``'s of the cells
         hist = self.prober.hist
         for n, s in enumerate(log):
             if s.__class__ is int:
                 continue
-            vc = clocks.get(s.thread)
-            if vc is None:
-                vc = clocks[s.thread] = [0] * 4
+            vc = clocks[s.thread]
             vc[s.thread] = s.local
             if s.waited:
                 src = self._release(log, n, s, wrote)
                 if src is not None:
-                    vc[:] = [max(a, b) for a, b in zip(vc, src.clock)]
+                    vc[:] = map(max, vc, src.clock)
             if s.passed:
                 for p in sorted(s.passed, key=lambda p: p.j):
                     first = p.since + 1 if p.since else s.local      # the wait's first evaluation
                     floor = vc if first == s.local else self._clock_of(log, s.thread, first)
                     p.held = p.holds(log, hist, floor, facts)
                     if p.held:
-                        vc[:] = [max(a, b) for a, b in zip(vc, log[p.j].clock)]
+                        vc[:] = map(max, vc, log[p.j].clock)
             s.clock = tuple(vc)
         self._clocked = True
 
     @staticmethod
     def _conflicts(log: list, taken: dict, shared: set, commute: set) -> list[Candidate]:
         """The conflicting pairs of steps on ``shared`` parts that no clock orders, in run order (``taken``: the
-        logged steps' reads, ``_taken_reads``; ``commute``: semaphores whose counts commute)."""
-        out: list[Candidate] = []
-        # part -> thread -> [its steps on it, its writes, all they wrote of it, all they read of it]
-        seen: dict[tuple, dict[int, list]] = {k: {} for k in shared}
-        plain = {k for k in shared if not sync(k)}     # reading a wait condition only decides when a thread moves
+        logged steps' reads, ``_taken_reads``; ``commute``: semaphores whose counts commute): each part's steps
+        in run order (``_part_conflicts``), then a step's candidates by part in the order the step reached them
+        (a set's order moves with the hash seed, and the candidates' order decides which reversals run first)."""
+        add = {k: [].append for k in shared}     # part -> adds to the steps on it, in run order
         among = shared.intersection
-        count, section, last = [0] * 4, [0] * 4, [(0, 0, 0, 0)] * 4     # per thread, as of its latest Step
+        made = _made_of(log, taken) if taken else {}
+        for n, s in enumerate(log):
+            if s.__class__ is int:
+                if made:
+                    s = made.get(n)
+                    if s is not None:
+                        for k in among(s.reads):
+                            add[k](s)
+                continue
+            ks = among(s.reads)
+            if s.writes:
+                ks.update(among(s.writes))
+            for k in ks:
+                add[k](s)
+        on = {k: f.__self__ for k, f in add.items()}
+        out: list = []
+        for k, steps in on.items():
+            if len(steps) > 1:
+                (_sync_conflicts if sync(k) else _part_conflicts)(k, steps, k in commute, out)
+        if not out:
+            return []
+        at, count = {}, [0] * 4             # (thread, number) -> log index
         for n, s in enumerate(log):
             if s.__class__ is int:
                 t = s & 3
                 count[t] += 1
-                reads = taken.get(n)
-                if reads is None:
-                    continue
-                c = last[t]
-                s = Step(t, count[t], reads, {}, section=section[t], clock=c[:t] + (count[t],) + c[t + 1:])
-                writes = s.writes
+                at[t, count[t]] = n
             else:
-                t, reads, writes = s.thread, s.reads, s.writes
-                count[t], section[t], last[t] = s.local, s.section, s.clock
-            ks = among(reads)
-            if writes:
-                ks.update(among(writes))
-            if not ks:
-                continue
-            vc, found = s.clock, len(out)
-            for k in ks:
-                by_thread = seen[k]
-                sw = writes.get(k, _ABSENT)
-                sr = reads.get(k, _ABSENT) if k in plain else _ABSENT
-                if sw is _ABSENT:
-                    if sr is _ABSENT:       # no access: conflicts with nothing, orders nothing
-                        if t not in by_thread:
-                            by_thread[t] = [[], [], _ABSENT, _ABSENT]
-                        continue
-                    # another thread's steps conflict only where all they wrote or read of the part does
-                    for other, (_, them, w, _) in by_thread.items():
-                        if w is not _ABSENT and other != t and them[-1][0].local > vc[other] and (
-                                w is ALL or sr is ALL or (w & sr if w.__class__ is int else not w.isdisjoint(sr))):
-                            c = _last_conflict(them, s, sw, sr, vc[other], k in commute)
-                            if c is not None:
-                                out.append(Candidate(other, c.section or c.local, t, s.local, k))
-                else:
-                    for other, (them, _, w, r) in by_thread.items():
-                        if them and other != t and them[-1][0].local > vc[other] and (
-                                _overlap(sw, w) or _overlap(sw, r) or _overlap(w, sr)):
-                            c = _last_conflict(them, s, sw, sr, vc[other], k in commute)
-                            if c is not None:
-                                out.append(Candidate(other, c.section or c.local, t, s.local, k))
-                mine = by_thread.get(t)
-                if mine is None:
-                    mine = by_thread[t] = [[], [], _ABSENT, _ABSENT]
-                e = (s, sw, sr)
-                mine[0].append(e)
-                if sw is not _ABSENT:           # (the unions: _ABSENT is none, ALL takes in all)
-                    mine[1].append(e)
-                    w = mine[2]
-                    mine[2] = sw if w is _ABSENT else ALL if w is ALL or sw is ALL else w | sw
-                if sr is not _ABSENT:
-                    r = mine[3]
-                    mine[3] = sr if r is _ABSENT else ALL if r is ALL or sr is ALL else r | sr
-            if len(out) - found > 1 and len(ks) > 1:
-                # the step's candidates by part in the order the step reached them (a set's order moves with
-                # the hash seed, and the candidates' order decides which reversals are run first)
-                at = {k: i for i, k in enumerate(_in(reads, writes, shared))}
-                out[found:] = sorted(out[found:], key=lambda c: at[c.part])
-        return out
+                count[s.thread] = s.local
+                at[s.thread, s.local] = n
+        keyed = [(at[c.second, c.j], _in(s.reads, s.writes, shared).index(c.part), c) for s, c in out]
+        keyed.sort(key=lambda x: x[:2])
+        return [c for _, _, c in keyed]
 
     def _clock_of(self, log: list, t: int, local: int) -> tuple:
         """The clock of thread ``t``'s step number ``local`` (none yet: zeros; a logged step's: its thread's
@@ -465,6 +433,144 @@ def _clock_made(log: list, made: list) -> None:
             last[t] = s.clock
 
 
+def _made_of(log: list, taken: dict) -> dict:
+    """log index -> the Step of each logged step that took cells (``taken``: what it read of them): its number
+    follows its thread's, its section and clock are its thread's latest Step's, with its own number."""
+    out: dict = {}
+    for n, reads in taken.items():
+        t, local, section, c = log[n] & 3, 1, 0, (0, 0, 0, 0)
+        for m in range(n - 1, -1, -1):          # back to its thread's latest Step
+            x = log[m]
+            if x.__class__ is int:
+                if x & 3 == t:
+                    local += 1
+            elif x.thread == t:
+                local, section, c = local + x.local, x.section, x.clock
+                break
+        out[n] = Step(t, local, reads, {}, section=section, clock=c[:t] + (local,) + c[t + 1:])
+    return out
+
+
+def _part_conflicts(k: tuple, steps: list, commute: bool, out: list) -> None:
+    """The conflicting pairs on part ``k`` (not synchronisation state) that no clock orders, added to ``out`` as
+    (the later step, its Candidate) in run order, a step's by thread in the order the threads first reached
+    ``k``. ``steps``: the steps on ``k`` in run order; ``commute``: two counts of this semaphore commute.
+    Another thread's steps conflict only where all they wrote or read of the part does (its reads merged when
+    asked), and a read only where all the other threads wrote of it does."""
+    order: list[int] = []           # the threads on the part, in the order they reached it
+    every: list = [None] * 4        # per thread: (step, its write, its read of the part) of its steps on it
+    wrote: list = [None] * 4        # per thread: those of its steps that wrote the part
+    read: list = [None] * 4         # per thread: what its steps read of the part
+    w, r, others = [_ABSENT] * 4, [_ABSENT] * 4, [_ABSENT] * 4   # per thread: all it wrote; read; others wrote
+    merged = [0] * 4                # per thread: how many of ``read`` ``r`` takes in
+    at, wat = [0] * 4, [0] * 4      # per thread: the number of its latest step on the part, latest write
+    for s in steps:
+        t = s.thread
+        sw = s.writes.get(k, _ABSENT)
+        sr = s.reads.get(k, _ABSENT)
+        if every[t] is None:
+            order.append(t)
+            every[t], wrote[t], read[t] = [], [], []
+            o = _ABSENT
+            for u in order:
+                x = w[u]
+                if x is not _ABSENT:
+                    o = x if o is _ABSENT else ALL if o is ALL or x is ALL else o | x
+            others[t] = o
+        if sw is _ABSENT:
+            if sr is _ABSENT:       # no access: conflicts with nothing, orders nothing
+                continue
+            o = others[t]
+            # (_overlap written out (hot): ALL is None, a Config mask an int, pages a frozenset)
+            if o is not _ABSENT and (
+                    o is ALL or sr is ALL or (o & sr if o.__class__ is int else not o.isdisjoint(sr))):
+                vc = s.clock
+                for other in order:
+                    x, known = w[other], vc[other]
+                    if other != t and wat[other] > known and (
+                            x is ALL or sr is ALL or (x & sr if x.__class__ is int else not x.isdisjoint(sr))):
+                        if commute:
+                            c = _last_conflict(wrote[other], s, sw, sr, known, commute)
+                        else:           # (_last_conflict of a read written out: hot)
+                            c = None
+                            for e, ew, _ in reversed(wrote[other]):
+                                if e.local <= known:
+                                    break
+                                if ew is ALL or sr is ALL or (
+                                        ew & sr if ew.__class__ is int else not ew.isdisjoint(sr)):
+                                    c = e
+                                    break
+                        if c is not None:
+                            out.append((s, Candidate(other, c.section or c.local, t, s.local, k)))
+        else:
+            vc = s.clock
+            for other in order:
+                if other != t and at[other] > vc[other]:
+                    x = w[other]
+                    # (_overlap(sw, x) or _overlap(x, sr) written out: x, sr may be _ABSENT; sw is not)
+                    if x is _ABSENT or not (x is ALL or sw is ALL or (
+                            x & sw if x.__class__ is int else not x.isdisjoint(sw)) or sr is not _ABSENT and (
+                            sr is ALL or (x & sr if x.__class__ is int else not x.isdisjoint(sr)))):
+                        x, i = read[other], merged[other]
+                        if i < len(x):
+                            r[other], merged[other] = _union(r[other], x, i), len(x)
+                        if not _overlap(sw, r[other]):
+                            continue
+                    c = _last_conflict(every[other], s, sw, sr, vc[other], commute)
+                    if c is not None:
+                        out.append((s, Candidate(other, c.section or c.local, t, s.local, k)))
+        e = (s, sw, sr)
+        every[t].append(e)
+        at[t] = s.local
+        if sw is not _ABSENT:           # (the unions: _ABSENT is none, ALL takes in all)
+            wrote[t].append(e)
+            wat[t] = s.local
+            x = w[t]
+            w[t] = sw if x is _ABSENT else ALL if x is ALL or sw is ALL else x | sw
+            for u in order:
+                if u != t:
+                    x = others[u]
+                    others[u] = sw if x is _ABSENT else ALL if x is ALL or sw is ALL else x | sw
+        if sr is not _ABSENT:
+            read[t].append(sr)
+
+
+def _sync_conflicts(k: tuple, steps: list, commute: bool, out: list) -> None:
+    """``_part_conflicts`` of a part of synchronisation state: its reads are none (reading a wait condition
+    only decides when a thread moves), so only two writes conflict."""
+    order: list[int] = []           # the threads on the part, in the order they reached it
+    every: list = [None] * 4        # per thread: (step, its write, none) of its steps that wrote the part
+    w = [_ABSENT] * 4               # per thread: all it wrote of the part
+    at = [0] * 4                    # per thread: the number of its latest step that wrote the part
+    for s in steps:
+        t = s.thread
+        if every[t] is None:
+            order.append(t)
+            every[t] = []
+        sw = s.writes.get(k, _ABSENT)
+        if sw is _ABSENT:
+            continue
+        vc = s.clock
+        for other in order:
+            if other != t and at[other] > vc[other] and _overlap(sw, w[other]):
+                c = _last_conflict(every[other], s, sw, _ABSENT, vc[other], commute)
+                if c is not None:
+                    out.append((s, Candidate(other, c.section or c.local, t, s.local, k)))
+        every[t].append((s, sw, _ABSENT))
+        at[t] = s.local
+        x = w[t]
+        w[t] = sw if x is _ABSENT else ALL if x is ALL or sw is ALL else x | sw
+
+
+def _union(x, details: list, i: int):
+    """``x`` with ``details[i:]`` taken in (_ABSENT is none, ALL takes in all)."""
+    for d in details[i:]:
+        if x is ALL:
+            break
+        x = d if x is _ABSENT else ALL if d is ALL else x | d
+    return x
+
+
 def _in(reads: dict, writes: dict, shared: set) -> list:
     """The parts of ``shared`` a step read or wrote, in the order of ``reads | writes``."""
     out = [k for k in reads if k in shared]
@@ -476,19 +582,23 @@ def _in(reads: dict, writes: dict, shared: set) -> list:
 
 def _logged_at(x: int) -> tuple[int, int, int]:
     """A logged step's entry (``Recorder.step``): where its reports end in ``mine`` and ``taken``, its thread."""
-    return x >> 40, x >> 2 & (1 << 38) - 1, x & 3
+    return x >> 40, x >> 2 & _ENDS, x & 3
 
 
-def _threads(steps: list[Step]) -> tuple[dict, dict]:
-    """thread -> the parts its steps wrote, and thread -> those they wrote or read."""
+def _threads(steps: list) -> tuple[dict, dict]:
+    """thread -> the parts its Steps wrote, and thread -> those they wrote or read (log entries not Steps
+    left out)."""
     wrote: dict[int, set] = {}
     used: dict[int, set] = {}
     for s in steps:
+        if s.__class__ is int:
+            continue
         t = s.thread
-        if t not in wrote:
-            wrote[t], used[t] = set(), set()
-        wrote[t].update(s.writes)
-        used[t].update(s.reads)
+        if t in wrote:
+            wrote[t].update(s.writes)
+            used[t].update(s.reads)
+        else:
+            wrote[t], used[t] = set(s.writes), set(s.reads)
     for t, parts in wrote.items():
         used[t] |= parts
     return wrote, used
