@@ -28,15 +28,18 @@ QUIET_LIMIT = 4096                                 # ``_QUIET``'s (and ``_TRIED`
 _RUN_STEP = itemgetter(0)                          # a write's run step (``Prober.hist``)
 _QUIET: dict = {}     # (thread, word or RISC-V action, handler, latch) -> outcome of a try that read no sync state
 _TRIED: dict = {}     # the same keys -> the tries that read sync state, as a tree (``_Read``) of the cells read
+_NAMES: dict = {}     # (part, key) of a cell ``_TRIED`` reads -> its number (``_Read.name``)
 
 
 class _Read:
-    """A node of ``_TRIED``: the cell a try reads next, named by its part and key, and what the try does for
-    each value it finds there (the next ``_Read``, or its outcome: a tuple, without the cells)."""
+    """A node of ``_TRIED``: the cell a try reads next, named by its part and key (and a number for them), and
+    what the try does for each value it finds there (the next ``_Read``, or its outcome: a tuple, without the
+    cells)."""
     __slots__ = ("part", "key", "name", "then")
 
     def __init__(self, part: tuple, key, then: dict):
-        self.part, self.key, self.name, self.then = part, key, (part, key), then
+        self.part, self.key, self.then = part, key, then
+        self.name = _NAMES.setdefault((part, key), len(_NAMES))
 
 
 def _chain(names: list, outcome: tuple):
@@ -197,12 +200,13 @@ class Passed:
         t, b, j, n, since = self.t, self.b, self.j, self.n, self.since
         if memo is None:
             memo = {}
+        pair = {t, b}
         for cell in self.cells:
             writes = hist.get(cell, ())
             facts = memo.get(cell)
             if facts is None:
                 facts = memo[cell] = _facts(steps, writes)
-            if not facts[0] <= {t, b}:
+            if not facts[0] <= pair:
                 return False
             hi = bisect_left(writes, n, key=_RUN_STEP)          # (a cell's writes are in run order)
             put_back, counted = None, True      # b's first write from j on, whether all b's from j on count
@@ -220,22 +224,24 @@ class Passed:
                 if counted is None:
                     counted = memo[cell, n] = facts[2] and _counted(steps, writes, hi)
             late = put_back if put_back is not None and not counted else n
-            kept = []
+            idle = counted and facts[1]
+            kept, last_b = [], None     # (the latest of b's kept, but for its writes of the Value while idle)
             for i in range(hi):
                 k = writes[i][0]
                 x = steps[k]
                 if x.thread == t:
                     if k > late or since and x.local > since:
                         return False
-                elif x.thread == b and k >= j:
-                    continue
+                elif x.thread == b:
+                    if k >= j:
+                        continue
+                    if not idle or x.counting:
+                        last_b = x
                 kept.append(x)
             if not counted:
                 for x, y in zip(kept, kept[1:]):
                     if x.thread != y.thread and x.local > y.clock[x.thread]:
                         return False
-            idle = counted and facts[1]
-            last_b = next((x for x in reversed(kept) if x.thread == b and not (idle and not x.counting)), None)
             if last_b is not None and last_b.local > floor[b]:
                 return False
         return True
@@ -379,7 +385,7 @@ class Prober:
         self.others = [False] * 4                          # thread -> whether another thread has changed sync state
         self.found: list[Passed] = []
         self._probe: _Probe | None = None                  # made when a step is first tried
-        self._cells: dict = {}              # (part, key) -> (its container in this run, its cell) (False: none)
+        self._cells: dict = {}              # ``_Read.name`` -> (its container in this run, its cell) (False: none)
 
     def changed(self, rec, n: int, t: int, sets: list, counting: bool) -> None:
         """Run step ``n`` of thread ``t`` (``counting``: a COUNTING handler's) set the synchronisation cells
@@ -451,39 +457,20 @@ class Prober:
                         None if g is None else tuple(g.__dict__.values()))
                 if memo[1] is None:
                     memo = None
-
-                def back(x) -> dict:
-                    """``_back`` of b's changes from its change x on (kept while this step is probed from b)."""
-                    out = backs.get(x)
-                    if out is None:
-                        out = backs[x] = _back(mine, x)
-                    return out
-
-                def attempt(x):
-                    got = _QUIET.get(memo) if memo is not None else None     # (one that read no sync state: any x)
-                    if got is None:
-                        got = self._attempt(rec, t, d, index, b, x, back, memo)
-                    if not got[2]:
-                        self.read.setdefault((t, handler), set()).update(got[3])
-                        if not got[0]:
-                            self.passes.add((t, handler))
-                    return got
-
-                def keep(x, got) -> None:
-                    self.found.append(Passed(n, t, b, at[xs[x]], got[1], self.latched[t] if got[2] else 0))
-
+                quiet = _QUIET.get(memo) if memo is not None else None    # (one that read no sync state: any x)
+                tried = [rec, t, d, index, handler, memo, quiet]
             backs = {}
             best = len(xs) - 1                # the latest start from which it blocks (more put back: blocks)
-            got = attempt(xs[best])
+            got = self._try(tried, b, xs[best], mine, backs)
             if not got[0] and best and got[1] and self._since(b, got[1], xs[0]):    # more put back might matter
-                tried = attempt(xs[0])
-                if tried[0]:
-                    lo, hi, got = 0, best, tried
+                tried_x = self._try(tried, b, xs[0], mine, backs)
+                if tried_x[0]:
+                    lo, hi, got = 0, best, tried_x
                     while hi - lo > 1:
                         mid = (lo + hi) // 2
-                        tried = attempt(xs[mid])
-                        if tried[0]:
-                            lo, got = mid, tried
+                        tried_x = self._try(tried, b, xs[mid], mine, backs)
+                        if tried_x[0]:
+                            lo, got = mid, tried_x
                         else:
                             hi = mid
                     best = lo
@@ -493,15 +480,33 @@ class Prober:
                     return          # it read no synchronisation state: no other thread's changes matter
                 continue
             # the earlier changes of what it read: each order from one may be what lets the next hold
-            cells = got[1]
+            cells, since = got[1], self.latched[t]
             for x in range(best):
                 for obj, k, _, _ in mine[xs[x]][1]:
                     if (id(obj), k) in cells:
-                        tried = attempt(xs[x])
-                        if tried[0]:
-                            keep(x, tried)
+                        tried_x = self._try(tried, b, xs[x], mine, backs)
+                        if tried_x[0]:
+                            self.found.append(Passed(n, t, b, at[xs[x]], tried_x[1], since if tried_x[2] else 0))
                         break
-            keep(best, got)
+            self.found.append(Passed(n, t, b, at[xs[best]], got[1], since if got[2] else 0))
+
+    def _try(self, tried: list, b: int, x: int, mine: list, backs: dict) -> tuple:
+        """``_attempt`` of a step (``tried``: what its tries share, its memo's ``_QUIET`` entry last) from thread
+        ``b``'s change x on (``mine``: b's ``by``; ``backs``: b's ``_back``s made so far), or the ``_QUIET``
+        outcome; noting what its handler's waits read and whether they all passed."""
+        rec, t, d, index, handler, memo, got = tried
+        if got is None:
+            got = self._attempt(rec, t, d, index, b, x, mine, backs, memo)
+            if not got[1] and memo is not None:
+                tried[6] = _QUIET.get(memo)     # (a try that read no sync state is kept there)
+        if not got[2]:
+            read = self.read.get((t, handler))
+            if read is None:
+                read = self.read[t, handler] = set()
+            read |= got[3]
+            if not got[0]:
+                self.passes.add((t, handler))
+        return got
 
     def _since(self, b: int, cells: frozenset, x: int) -> bool:
         """Whether thread ``b`` changed one of ``cells`` from its change x on (a cell of ``_back(by[b], x)``)."""
@@ -512,18 +517,19 @@ class Prober:
                 return True
         return False
 
-    def _attempt(self, rec, t: int, d, index: int, b: int, x: int, back, memo) -> tuple:
-        """``would_block`` with thread ``b``'s changes from its change x on put back (``back(x)``: ``_back``'s
-        cell -> (container, key, value)), or the outcome of an earlier try (in any run) of the same instruction
-        (or RISC-V action) by the same thread with the same Wait Gate latch (``memo``; None: not kept) whose
-        cells, read in order, hold the same values now: the try decides on those alone (it stops at the first
-        other cell), so it would read the same and end alike. Such tries are kept as a tree (``_TRIED``): the
-        first cell a try reads is the same for all of them, and each value found there decides the next; its
-        cells are named by part and key, found again in this run's state (``_container``). A try that read
-        none ends alike in any run: kept in ``_QUIET``, which the caller asks first (before ``back`` is made)."""
+    def _attempt(self, rec, t: int, d, index: int, b: int, x: int, mine: list, backs: dict, memo) -> tuple:
+        """``would_block`` with thread ``b``'s changes from its change x on put back (``_back`` of ``mine``, b's
+        ``by``, kept in ``backs`` while the step is probed from b: cell -> (container, key, value)), or the
+        outcome of an earlier try (in any run) of the same instruction (or RISC-V action) by the same thread
+        with the same Wait Gate latch (``memo``; None: not kept) whose cells, read in order, hold the same
+        values now: the try decides on those alone (it stops at the first other cell), so it would read the
+        same and end alike. Such tries are kept as a tree (``_TRIED``): the first cell a try reads is the same
+        for all of them, and each value found there decides the next; its cells are named by part and key,
+        found again in this run's state (``_container``). A try that read none ends alike in any run: kept in
+        ``_QUIET``, which the caller asks first (before ``_back`` is made)."""
         node = _TRIED.get(memo) if memo is not None else None
         if node is not None:
-            mine, cells, read = self.changes[b], self._cells, []
+            table, cells, read = self.changes[b], self._cells, []
             while node.__class__ is _Read:
                 got = cells.get(node.name)
                 if got is None:
@@ -533,17 +539,20 @@ class Prober:
                     break
                 obj, cell = got
                 read.append(cell)
-                ch = mine.get(cell)
+                ch = table.get(cell)
                 try:
                     node = node.then.get(value(obj, node.key) if ch is None or ch[0][-1] < x else
-                                         _put_back(mine, x, cell)[2])
+                                         _put_back(table, x, cell)[2])
                 except TypeError:               # (a value that cannot be hashed: not kept)
                     break
             else:
                 if node is not None:
                     return node[0], frozenset(read), node[2], node[3]
         probe = self._probe
-        got = would_block(rec.m, t, d, index, list(back(x).values()), rec.where, rec.gate, probe)
+        back = backs.get(x)
+        if back is None:
+            back = backs[x] = _back(mine, x)
+        got = would_block(rec.m, t, d, index, list(back.values()), rec.where, rec.gate, probe)
         if memo is not None:
             if not probe.seq:
                 if len(_QUIET) < QUIET_LIMIT:
