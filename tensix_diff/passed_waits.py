@@ -28,15 +28,18 @@ QUIET_LIMIT = 4096                                 # ``_QUIET``'s (and ``_TRIED`
 _RUN_STEP = itemgetter(0)                          # a write's run step (``Prober.hist``)
 _QUIET: dict = {}     # (thread, word or RISC-V action, handler, latch) -> outcome of a try that read no sync state
 _TRIED: dict = {}     # the same keys -> the tries that read sync state, as a tree (``_Read``) of the cells read
+_NAMES: dict = {}     # (part, key) of a cell ``_TRIED`` reads -> its number (``_Read.name``)
 
 
 class _Read:
-    """A node of ``_TRIED``: the cell a try reads next, named by its part and key, and what the try does for
-    each value it finds there (the next ``_Read``, or its outcome: a tuple, without the cells)."""
-    __slots__ = ("part", "key", "then")
+    """A node of ``_TRIED``: the cell a try reads next, named by its part and key (and a number for them), and
+    what the try does for each value it finds there (the next ``_Read``, or its outcome: a tuple, without the
+    cells)."""
+    __slots__ = ("part", "key", "name", "then")
 
     def __init__(self, part: tuple, key, then: dict):
         self.part, self.key, self.then = part, key, then
+        self.name = _NAMES.setdefault((part, key), len(_NAMES))
 
 
 def _chain(names: list, outcome: tuple):
@@ -194,51 +197,62 @@ class Passed:
         then ask only that ``b``'s counts before ``j`` precede ``floor``, since counts commute (and its other
         writes, unless one of them changed the Value: they all come first). ``memo``: what one analysis keeps of
         each cell between calls (``_facts``)."""
-        t, b, j, n = self.t, self.b, self.j, self.n
+        t, b, j, n, since = self.t, self.b, self.j, self.n, self.since
         if memo is None:
             memo = {}
+        pair = {t, b}
         for cell in self.cells:
             writes = hist.get(cell, ())
             facts = memo.get(cell)
             if facts is None:
                 facts = memo[cell] = _facts(steps, writes)
-            if not facts[0] <= {t, b}:
+            if not facts[0] <= pair:
                 return False
             hi = bisect_left(writes, n, key=_RUN_STEP)          # (a cell's writes are in run order)
-            between = writes[bisect_left(writes, j, 0, hi, key=_RUN_STEP):hi]
-            counted = all(steps[k].counting for k, _, _ in between if steps[k].thread == b)
+            put_back, counted = None, True      # b's first write from j on, whether all b's from j on count
+            for i in range(bisect_left(writes, j, 0, hi, key=_RUN_STEP), hi):
+                k = writes[i][0]
+                x = steps[k]
+                if x.thread == b:
+                    if put_back is None:
+                        put_back = k
+                    if not x.counting:
+                        counted = False
+                        break
             if counted:
                 counted = memo.get((cell, n))
                 if counted is None:
-                    counted = memo[cell, n] = counts(steps, writes, n)
-            put_back = next((k for k, _, _ in between if steps[k].thread == b), None)
-            kept = []
-            for k, _, _ in writes:
-                if k >= n:
-                    break
+                    counted = memo[cell, n] = facts[2] and _counted(steps, writes, hi)
+            late = put_back if put_back is not None and not counted else n
+            idle = counted and facts[1]
+            kept, last_b = [], None     # (the latest of b's kept, but for its writes of the Value while idle)
+            for i in range(hi):
+                k = writes[i][0]
                 x = steps[k]
-                if x.thread == t and (put_back is not None and k > put_back and not counted
-                                      or self.since and x.local > self.since):
-                    return False
-                if x.thread == b and k >= j:
-                    continue
+                if x.thread == t:
+                    if k > late or since and x.local > since:
+                        return False
+                elif x.thread == b:
+                    if k >= j:
+                        continue
+                    if not idle or x.counting:
+                        last_b = x
                 kept.append(x)
             if not counted:
                 for x, y in zip(kept, kept[1:]):
                     if x.thread != y.thread and x.local > y.clock[x.thread]:
                         return False
-            idle = counted and facts[1]
-            last_b = next((x for x in reversed(kept) if x.thread == b and not (idle and not x.counting)), None)
             if last_b is not None and last_b.local > floor[b]:
                 return False
         return True
 
 
-def _facts(steps, writes: list) -> tuple[frozenset, bool]:
-    """Of a cell's writes ((run step, before, after)): the threads that set it, and whether every write but
-    the counts left it as it was."""
+def _facts(steps, writes: list) -> tuple[frozenset, bool, bool]:
+    """Of a cell's writes ((run step, before, after)): the threads that set it, whether every write but the
+    counts left it as it was, and whether every value before and after is an integer."""
     return (frozenset(steps[k].thread for k, _, _ in writes),
-            all(before == after for k, before, after in writes if not steps[k].counting))
+            all(before == after for k, before, after in writes if not steps[k].counting),
+            all(before.__class__ is int and after.__class__ is int for _, before, after in writes))
 
 
 def counts(steps, writes: list, upto: int) -> bool:
@@ -249,9 +263,14 @@ def counts(steps, writes: list, upto: int) -> bool:
     schedule, less the counts down of its thread before it), before a count up at most SEM_LIMIT - 1."""
     if any(before.__class__ is not int or after.__class__ is not int for _, before, after in writes):
         return False
-    ws = [(steps[k], after - before) for k, before, after in writes if k < upto]
-    if not ws:
+    return _counted(steps, writes, bisect_left(writes, upto, key=_RUN_STEP))
+
+
+def _counted(steps, writes: list, hi: int) -> bool:
+    """``counts`` of a semaphore Value whose writes' values are all integers, for its first ``hi`` writes."""
+    if not hi:
         return True
+    ws = [(steps[k], after - before) for k, before, after in writes[:hi]]
     first = next((i for i, (x, _) in enumerate(ws) if x.counting), len(ws))
     setters, rest = ws[:first], ws[first:]
     if len({x.thread for x, _ in setters}) > 1 or any(not x.counting for x, _ in rest):
@@ -366,28 +385,38 @@ class Prober:
         self.others = [False] * 4                          # thread -> whether another thread has changed sync state
         self.found: list[Passed] = []
         self._probe: _Probe | None = None                  # made when a step is first tried
-        self._cells: dict = {}                             # (part, key) -> its container in this run (False: none)
+        self._cells: dict = {}              # ``_Read.name`` -> (its container in this run, its cell) (False: none)
 
     def changed(self, rec, n: int, t: int, sets: list, counting: bool) -> None:
         """Run step ``n`` of thread ``t`` (``counting``: a COUNTING handler's) set the synchronisation cells
         ``sets`` ((container, key, value before, value after))."""
-        changed = [c for c in sets if not (c[3] is c[2] or c[3] == c[2])]
+        hist, changed = self.hist, []
+        for c in sets:
+            obj, key, before, after = c
+            h = hist.get((id(obj), key))
+            if h is None:
+                hist[id(obj), key] = [(n, before, after)]
+            else:
+                h.append((n, before, after))
+            if not (after is before or after == before):
+                changed.append(c)
         if changed:
-            if t not in self.by:
+            mine = self.by.get(t)
+            if mine is None:
                 self.others = [u != t or was for u, was in enumerate(self.others)]
-            parts = frozenset(rec.where((obj, key))[:2] for obj, key, _, _ in changed)
-            mine = self.by.setdefault(t, [])
-            table, x = self.changes.setdefault(t, {}), len(mine)
+                mine, self.at[t], self.changes[t] = self.by.setdefault(t, []), [], {}
+            where, table, x = rec.where, self.changes[t], len(mine)
+            parts = set()
             for c in changed:
-                ch = table.get((id(c[0]), c[1]))
+                obj, key = c[0], c[1]
+                parts.add(where((obj, key))[:2])
+                ch = table.get((id(obj), key))
                 if ch is None:
-                    ch = table[id(c[0]), c[1]] = ([], [])
+                    ch = table[id(obj), key] = ([], [])
                 ch[0].append(x)
                 ch[1].append((*c, counting))
-            mine.append((n, changed, parts, counting))
-            self.at.setdefault(t, []).append(n)
-        for obj, key, before, after in sets:
-            self.hist.setdefault((id(obj), key), []).append((n, before, after))
+            mine.append((n, changed, frozenset(parts), counting))
+            self.at[t].append(n)
 
     def probe(self, rec, t: int, d, index: int, local: int, latch) -> None:
         """Before thread ``t`` runs ``d`` as its step ``local`` (``latch``: its Wait Gate's): for each other
@@ -396,22 +425,27 @@ class Prober:
             latch = None            # a latch that cannot hold this step back: its handler's own waits alone
         # the kinds of parts its waits read (None: any part), known once a try passed them all: a try that
         # blocks stops at its first unmet wait (a SrcA bank, never reaching SrcB's)
-        wants = None if latch is not None or (t, d.handler) not in self.passes else self.read.get((t, d.handler))
+        handler = d.handler
+        wants = None if latch is not None or (t, handler) not in self.passes else self.read.get((t, handler))
         if wants is not None and not wants:
             return                  # its handler has read no synchronisation state
-        own = len(self.at.get(t, ()))
+        ats, futile, covered = self.at, self.futile, self.covered
+        own, held = len(ats.get(t, ())), id(latch)
         n = None
         for b, mine in self.by.items():
             if b == t:
                 continue
-            at = self.at[b]
-            key = (t, d.handler, b)
-            now = (len(at), own, id(latch))
-            if self.futile.get(key) == now:
+            at = ats[b]
+            key = (t, handler, b)
+            now = (len(at), own, held)
+            if futile.get(key) == now:
                 continue
-            first = bisect_right(at, self.covered.get((t, b), -1))
-            xs = range(first, len(at)) if wants is None else \
-                [x for x in range(first, len(at)) if not wants.isdisjoint(mine[x][2])]
+            first = bisect_right(at, covered.get((t, b), -1))
+            if wants is None:
+                xs = range(first, len(at))
+            else:
+                isdisjoint = wants.isdisjoint
+                xs = [x for x in range(first, len(at)) if not isdisjoint(mine[x][2])]
             if not xs:
                 continue
             if n is None:           # (what every try of this step shares, made when one is first needed)
@@ -419,61 +453,60 @@ class Prober:
                 if self._probe is None:
                     self._probe = _Probe()
                 g = list.__getitem__(rec.gate, t)
-                memo = (t, d.word if d.ins is not None else _action(d), d.handler,
+                memo = (t, d.word if d.ins is not None else _action(d), handler,
                         None if g is None else tuple(g.__dict__.values()))
                 if memo[1] is None:
                     memo = None
-
-                def back(x) -> dict:
-                    """``_back`` of b's changes from its change x on (kept while this step is probed from b)."""
-                    out = backs.get(x)
-                    if out is None:
-                        out = backs[x] = _back(mine, x)
-                    return out
-
-                def attempt(x):
-                    got = _QUIET.get(memo) if memo is not None else None     # (one that read no sync state: any x)
-                    if got is None:
-                        got = self._attempt(rec, t, d, index, b, x, back, memo)
-                    if not got[2]:
-                        self.read.setdefault((t, d.handler), set()).update(got[3])
-                        if not got[0]:
-                            self.passes.add((t, d.handler))
-                    return got
-
-                def keep(x, got) -> None:
-                    self.found.append(Passed(n, t, b, at[xs[x]], got[1], self.latched[t] if got[2] else 0))
-
+                quiet = _QUIET.get(memo) if memo is not None else None    # (one that read no sync state: any x)
+                tried = [rec, t, d, index, handler, memo, quiet]
             backs = {}
             best = len(xs) - 1                # the latest start from which it blocks (more put back: blocks)
-            got = attempt(xs[best])
+            got = self._try(tried, b, xs[best], mine, backs)
             if not got[0] and best and got[1] and self._since(b, got[1], xs[0]):    # more put back might matter
-                tried = attempt(xs[0])
-                if tried[0]:
-                    lo, hi, got = 0, best, tried
+                tried_x = self._try(tried, b, xs[0], mine, backs)
+                if tried_x[0]:
+                    lo, hi, got = 0, best, tried_x
                     while hi - lo > 1:
                         mid = (lo + hi) // 2
-                        tried = attempt(xs[mid])
-                        if tried[0]:
-                            lo, got = mid, tried
+                        tried_x = self._try(tried, b, xs[mid], mine, backs)
+                        if tried_x[0]:
+                            lo, got = mid, tried_x
                         else:
                             hi = mid
                     best = lo
             if not got[0]:
-                self.futile[key] = now
+                futile[key] = now
                 if not got[1]:
                     return          # it read no synchronisation state: no other thread's changes matter
                 continue
             # the earlier changes of what it read: each order from one may be what lets the next hold
-            cells = got[1]
+            cells, since = got[1], self.latched[t]
             for x in range(best):
                 for obj, k, _, _ in mine[xs[x]][1]:
                     if (id(obj), k) in cells:
-                        tried = attempt(xs[x])
-                        if tried[0]:
-                            keep(x, tried)
+                        tried_x = self._try(tried, b, xs[x], mine, backs)
+                        if tried_x[0]:
+                            self.found.append(Passed(n, t, b, at[xs[x]], tried_x[1], since if tried_x[2] else 0))
                         break
-            keep(best, got)
+            self.found.append(Passed(n, t, b, at[xs[best]], got[1], since if got[2] else 0))
+
+    def _try(self, tried: list, b: int, x: int, mine: list, backs: dict) -> tuple:
+        """``_attempt`` of a step (``tried``: what its tries share, its memo's ``_QUIET`` entry last) from thread
+        ``b``'s change x on (``mine``: b's ``by``; ``backs``: b's ``_back``s made so far), or the ``_QUIET``
+        outcome; noting what its handler's waits read and whether they all passed."""
+        rec, t, d, index, handler, memo, got = tried
+        if got is None:
+            got = self._attempt(rec, t, d, index, b, x, mine, backs, memo)
+            if not got[1] and memo is not None:
+                tried[6] = _QUIET.get(memo)     # (a try that read no sync state is kept there)
+        if not got[2]:
+            read = self.read.get((t, handler))
+            if read is None:
+                read = self.read[t, handler] = set()
+            read |= got[3]
+            if not got[0]:
+                self.passes.add((t, handler))
+        return got
 
     def _since(self, b: int, cells: frozenset, x: int) -> bool:
         """Whether thread ``b`` changed one of ``cells`` from its change x on (a cell of ``_back(by[b], x)``)."""
@@ -484,36 +517,42 @@ class Prober:
                 return True
         return False
 
-    def _attempt(self, rec, t: int, d, index: int, b: int, x: int, back, memo) -> tuple:
-        """``would_block`` with thread ``b``'s changes from its change x on put back (``back(x)``: ``_back``'s
-        cell -> (container, key, value)), or the outcome of an earlier try (in any run) of the same instruction
-        (or RISC-V action) by the same thread with the same Wait Gate latch (``memo``; None: not kept) whose
-        cells, read in order, hold the same values now: the try decides on those alone (it stops at the first
-        other cell), so it would read the same and end alike. Such tries are kept as a tree (``_TRIED``): the
-        first cell a try reads is the same for all of them, and each value found there decides the next; its
-        cells are named by part and key, found again in this run's state (``_container``). A try that read
-        none ends alike in any run: kept in ``_QUIET``, which the caller asks first (before ``back`` is made)."""
+    def _attempt(self, rec, t: int, d, index: int, b: int, x: int, mine: list, backs: dict, memo) -> tuple:
+        """``would_block`` with thread ``b``'s changes from its change x on put back (``_back`` of ``mine``, b's
+        ``by``, kept in ``backs`` while the step is probed from b: cell -> (container, key, value)), or the
+        outcome of an earlier try (in any run) of the same instruction (or RISC-V action) by the same thread
+        with the same Wait Gate latch (``memo``; None: not kept) whose cells, read in order, hold the same
+        values now: the try decides on those alone (it stops at the first other cell), so it would read the
+        same and end alike. Such tries are kept as a tree (``_TRIED``): the first cell a try reads is the same
+        for all of them, and each value found there decides the next; its cells are named by part and key,
+        found again in this run's state (``_container``). A try that read none ends alike in any run: kept in
+        ``_QUIET``, which the caller asks first (before ``_back`` is made)."""
         node = _TRIED.get(memo) if memo is not None else None
         if node is not None:
-            mine, cells, read = self.changes[b], self._cells, []
+            table, cells, read = self.changes[b], self._cells, []
             while node.__class__ is _Read:
-                obj = cells.get((node.part, node.key))
-                if obj is None:
-                    obj = cells[node.part, node.key] = _container(rec, node.part, node.key)
-                if obj is False:
+                got = cells.get(node.name)
+                if got is None:
+                    obj = _container(rec, node.part, node.key)
+                    got = cells[node.name] = obj if obj is False else (obj, (id(obj), node.key))
+                if got is False:
                     break
-                cell = (id(obj), node.key)
-                put = _put_back(mine, x, cell)
+                obj, cell = got
                 read.append(cell)
+                ch = table.get(cell)
                 try:
-                    node = node.then.get(value(obj, node.key) if put is None else put[2])
+                    node = node.then.get(value(obj, node.key) if ch is None or ch[0][-1] < x else
+                                         _put_back(table, x, cell)[2])
                 except TypeError:               # (a value that cannot be hashed: not kept)
                     break
             else:
                 if node is not None:
                     return node[0], frozenset(read), node[2], node[3]
         probe = self._probe
-        got = would_block(rec.m, t, d, index, list(back(x).values()), rec.where, rec.gate, probe)
+        back = backs.get(x)
+        if back is None:
+            back = backs[x] = _back(mine, x)
+        got = would_block(rec.m, t, d, index, list(back.values()), rec.where, rec.gate, probe)
         if memo is not None:
             if not probe.seq:
                 if len(_QUIET) < QUIET_LIMIT:

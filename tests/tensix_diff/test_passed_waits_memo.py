@@ -73,15 +73,16 @@ def test_a_riscv_action_is_tried_once_per_case(cases, monkeypatch):
 def test_put_back_is_what_back_puts_back(cases, monkeypatch):
     attempt, seen = passed_waits.Prober._attempt, []
 
-    def checked(self, rec, t, d, index, b, x, back, memo):
-        full, mine = passed_waits._back(self.by[b], x), self.changes[b]
+    def checked(self, rec, t, d, index, b, x, by, backs, memo):
+        assert by is self.by[b]
+        full, mine = passed_waits._back(by, x), self.changes[b]
         for cell in full.keys() | mine.keys():
             want, got = full.get(cell), passed_waits._put_back(mine, x, cell)
             assert want == got if want is None or got is None else \
                 want[0] is got[0] and want[1:] == got[1:], (cell, want, got)
             assert self._since(b, frozenset([cell]), x) == (cell in full)
             seen.append(cell in full)
-        return attempt(self, rec, t, d, index, b, x, back, memo)
+        return attempt(self, rec, t, d, index, b, x, by, backs, memo)
     monkeypatch.setattr(passed_waits.Prober, "_attempt", checked)
     for c in cases:
         _run(c, recorder=Recorder())
