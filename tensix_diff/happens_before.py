@@ -205,14 +205,7 @@ class Recorder(StepAccess):
                 m0, k0 = m1, k1
 
     def _record(self, t: int, handler) -> None:
-        mine, taken, x = self.mine, self.taken, self._last       # (``_finish_from`` written out: hot)
-        m0, k0 = x >> 40, x >> 2 & _ENDS
-        self.mine, self.taken = mine[m0:], taken[k0:]
-        del mine[m0:], taken[k0:]
-        try:
-            reads, writes = self._finish()
-        finally:
-            self.mine, self.taken = mine, taken
+        reads, writes = self._finish_from(self._last)
         counting = False
         if self._sync:      # (a count always sets a semaphore)
             counting = handler in COUNTING
@@ -226,8 +219,8 @@ class Recorder(StepAccess):
             self._section[t] = (self._section.get(t) or local) if held else 0
         w = self._waited.pop(t, None)
         log = self._log
-        step = Step(t, local, reads, writes, _NONE, -1, self._section.get(t, 0)) if w is None else \
-            Step(t, local, reads, writes, frozenset(w[0]), w[1], self._section.get(t, 0))
+        waited, after = (_NONE, -1) if w is None else (frozenset(w[0]), w[1])
+        step = Step(t, local, reads, writes, waited, after, self._section.get(t, 0))
         if counting:
             step.counting = True
         if writes:
