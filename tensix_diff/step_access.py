@@ -163,37 +163,42 @@ class StepAccess:
     def _cells(self, reads: dict, writes: dict) -> None:
         """The parts of the cells the step took and set. Config by bits (word i's at 32 * i): those read, and
         those a write may change but left as they were (read); those it changed are written."""
-        owner, words, done = self._owner, {}, set()
-        get, once, free = owner.get, done.add, self._set is ABSENT      # free: Dest rows not set (read whole)
+        get, words, free = self._owner.get, {}, self._set is ABSENT      # free: Dest rows not set (read whole)
+        prev = c = None                               # the latest entry's container, its owner's class
         for obj, key in self.taken:                   # (taking a part reads it whole: reads[part] = ALL)
-            i = id(obj)
-            if i in done:
+            if obj is not prev:
+                prev, o = obj, get(id(obj))
+                c = o.__class__
+                if c is tuple:                        # a container inside one part
+                    if o not in reads and (free or o != _DEST):
+                        reads[o] = ALL
+                    continue
+            elif c is tuple:                          # (its part taken with its previous entry)
                 continue
-            o = get(i)
-            if o is None or o.__class__ is tuple:     # structure, or a container inside one part: once
-                once(i)
-                if o is not None and o not in reads and (free or o != _DEST):
-                    reads[o] = ALL
-            elif o.__class__ is int:                  # a Config word, whole
-                words[o] = words.get(o, 0) | FULL << 32 * key
-            else:
+            if c is dict:
                 part = o.get(key)
                 if part is not None and part not in reads and (free or part != _DEST):
                     reads[part] = ALL
-        if self.fields:
-            masks = self._masks
+            elif c is int:                            # a Config word, whole
+                words[o] = words.get(o, 0) | FULL << 32 * key
+        if self.fields:                               # (a run of one list's entries: its word's bits at once)
+            masks, prev, o, acc = self._masks, None, None, 0
             for obj, key, bits in self.fields:
-                o = get(id(obj))
+                if obj is not prev:
+                    if o.__class__ is int:
+                        words[o] = words.get(o, 0) | acc
+                    prev, o, acc = obj, get(id(obj)), 0
                 if o.__class__ is int:
                     if key is not None:
-                        bits <<= 32 * key
+                        acc |= bits << 32 * key
                     else:
                         kept = masks.get(id(bits))
-                        bits = kept[1] if kept is not None else self._bits_mask(bits)
-                    words[o] = words.get(o, 0) | bits
+                        acc |= kept[1] if kept is not None else self._bits_mask(bits)
+            if o.__class__ is int:
+                words[o] = words.get(o, 0) | acc
         if self.written:
-            syncs, may = self._syncs, self._may
-            for obj, key, before in firsts(self.written).values():
+            syncs, may, written = self._syncs, self._may, self.written
+            for obj, key, before in written if len(written) == 1 else firsts(written).values():
                 o = get(id(obj))
                 if o is None:
                     continue
