@@ -202,8 +202,8 @@ class StepAccess:
                 o = get(id(obj))
                 if o is None:
                     continue
-                now = value(obj, key)
                 if o.__class__ is int:
+                    now = value(obj, key)
                     changed = (now ^ before) & FULL
                     if changed:
                         k = ("config", o)
@@ -215,11 +215,12 @@ class StepAccess:
                 if s is None:
                     s = syncs[part] = sync(part)
                 if s:
-                    self._sync.append((obj, key, before, now))
+                    self._sync.append((obj, key, before, value(obj, key)))
                 if part is None or writes.get(part, ABSENT) is ALL:
                     continue
                 if part not in reads:
                     reads[part] = ALL
+                now = value(obj, key)
                 if not (now is before or now == before):
                     writes[part] = ALL
         if self._may:
