@@ -202,8 +202,8 @@ class StepAccess:
                 o = get(id(obj))
                 if o is None:
                     continue
-                if o.__class__ is int:
-                    now = value(obj, key)
+                if o.__class__ is int:                # (a Config word: an entry of a list)
+                    now = list.__getitem__(obj, key)
                     changed = (now ^ before) & FULL
                     if changed:
                         k = ("config", o)
@@ -220,7 +220,7 @@ class StepAccess:
                     continue
                 if part not in reads:
                     reads[part] = ALL
-                now = value(obj, key)
+                now = list.__getitem__(obj, key) if isinstance(obj, list) else obj.__dict__[key]   # (not copied)
                 if not (now is before or now == before):
                     writes[part] = ALL
         if self._may:
