@@ -8,7 +8,7 @@ import copy
 
 import numpy as np
 
-from golden.analysis.traced_state import firsts, value
+from golden.analysis.traced_state import value
 from golden.config_words import FULL
 
 from .passed_waits import sync
@@ -198,7 +198,13 @@ class StepAccess:
                 words[o] = words.get(o, 0) | acc
         if self.written:
             syncs, may, written = self._syncs, self._may, self.written
-            for obj, key, before in written if len(written) == 1 else firsts(written).values():
+            seen = set() if len(written) > 1 else None      # (a cell set again: its first value before counts)
+            for obj, key, before in written:
+                if seen is not None:
+                    cell = id(obj), key
+                    if cell in seen:
+                        continue
+                    seen.add(cell)
                 o = get(id(obj))
                 if o is None:
                     continue
