@@ -224,7 +224,9 @@ class Recorder(StepAccess):
         if counting:
             step.counting = True
         if writes:
-            self._wrote.update(dict.fromkeys(writes, len(log)))
+            wrote, n = self._wrote, len(log)
+            for k in writes:
+                wrote[k] = n
         log.append(step)
 
     def ran(self) -> int:

@@ -8,7 +8,7 @@ import copy
 
 import numpy as np
 
-from golden.analysis.traced_state import firsts, value
+from golden.analysis.traced_state import value
 from golden.config_words import FULL
 
 from .passed_waits import sync
@@ -163,42 +163,53 @@ class StepAccess:
     def _cells(self, reads: dict, writes: dict) -> None:
         """The parts of the cells the step took and set. Config by bits (word i's at 32 * i): those read, and
         those a write may change but left as they were (read); those it changed are written."""
-        owner, words, done = self._owner, {}, set()
-        get, once, free = owner.get, done.add, self._set is ABSENT      # free: Dest rows not set (read whole)
+        get, words, free = self._owner.get, {}, self._set is ABSENT      # free: Dest rows not set (read whole)
+        prev = c = None                               # the latest entry's container, its owner's class
         for obj, key in self.taken:                   # (taking a part reads it whole: reads[part] = ALL)
-            i = id(obj)
-            if i in done:
+            if obj is not prev:
+                prev, o = obj, get(id(obj))
+                c = o.__class__
+                if c is tuple:                        # a container inside one part
+                    if o not in reads and (free or o != _DEST):
+                        reads[o] = ALL
+                    continue
+            elif c is tuple:                          # (its part taken with its previous entry)
                 continue
-            o = get(i)
-            if o is None or o.__class__ is tuple:     # structure, or a container inside one part: once
-                once(i)
-                if o is not None and o not in reads and (free or o != _DEST):
-                    reads[o] = ALL
-            elif o.__class__ is int:                  # a Config word, whole
-                words[o] = words.get(o, 0) | FULL << 32 * key
-            else:
+            if c is dict:
                 part = o.get(key)
                 if part is not None and part not in reads and (free or part != _DEST):
                     reads[part] = ALL
-        if self.fields:
-            masks = self._masks
+            elif c is int:                            # a Config word, whole
+                words[o] = words.get(o, 0) | FULL << 32 * key
+        if self.fields:                               # (a run of one list's entries: its word's bits at once)
+            masks, prev, o, acc = self._masks, None, None, 0
             for obj, key, bits in self.fields:
-                o = get(id(obj))
+                if obj is not prev:
+                    if o.__class__ is int:
+                        words[o] = words.get(o, 0) | acc
+                    prev, o, acc = obj, get(id(obj)), 0
                 if o.__class__ is int:
                     if key is not None:
-                        bits <<= 32 * key
+                        acc |= bits << 32 * key
                     else:
                         kept = masks.get(id(bits))
-                        bits = kept[1] if kept is not None else self._bits_mask(bits)
-                    words[o] = words.get(o, 0) | bits
+                        acc |= kept[1] if kept is not None else self._bits_mask(bits)
+            if o.__class__ is int:
+                words[o] = words.get(o, 0) | acc
         if self.written:
-            syncs, may = self._syncs, self._may
-            for obj, key, before in firsts(self.written).values():
+            syncs, may, written = self._syncs, self._may, self.written
+            seen = set() if len(written) > 1 else None      # (a cell set again: its first value before counts)
+            for obj, key, before in written:
+                if seen is not None:
+                    cell = id(obj), key
+                    if cell in seen:
+                        continue
+                    seen.add(cell)
                 o = get(id(obj))
                 if o is None:
                     continue
-                now = value(obj, key)
-                if o.__class__ is int:
+                if o.__class__ is int:                # (a Config word: an entry of a list)
+                    now = list.__getitem__(obj, key)
                     changed = (now ^ before) & FULL
                     if changed:
                         k = ("config", o)
@@ -210,11 +221,12 @@ class StepAccess:
                 if s is None:
                     s = syncs[part] = sync(part)
                 if s:
-                    self._sync.append((obj, key, before, now))
+                    self._sync.append((obj, key, before, value(obj, key)))
                 if part is None or writes.get(part, ABSENT) is ALL:
                     continue
                 if part not in reads:
                     reads[part] = ALL
+                now = list.__getitem__(obj, key) if isinstance(obj, list) else obj.__dict__[key]   # (not copied)
                 if not (now is before or now == before):
                     writes[part] = ALL
         if self._may:
