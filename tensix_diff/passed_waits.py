@@ -223,9 +223,9 @@ class Passed:
                     counted = False
                     break
             if counted:
-                counted = memo.get((cell, n))
+                counted = memo.get((cell, hi))
                 if counted is None:
-                    counted = memo[cell, n] = ints and _counted(steps, hist.get(cell, ()), hi)
+                    counted = memo[cell, hi] = ints and _counted(steps, hist.get(cell, ()), hi)
             late = put_back if put_back is not None and not counted else n
             ts = by.get(t, ())
             last = bisect_left(ts, hi) - 1      # t's latest write before n: the one any of t's would fail with
