@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from functools import partial
 from operator import itemgetter
 
 from golden.analysis import traced_state
@@ -383,6 +384,11 @@ def _put_back(mine: dict, x: int, cell):
     return obj, k, value(obj, k) - by
 
 
+def _reader(obj, key):
+    """What reads the value of cell ``key`` of container ``obj`` (``value``'s, but for a copy of a leaf: equal)."""
+    return partial(list.__getitem__, obj, key) if isinstance(obj, list) else partial(obj.__dict__.__getitem__, key)
+
+
 def _action(a):
     """A RISC-V action as a memo key (golden.riscv.RiscvAction: equal kind and arguments, equal action), or
     None when its arguments cannot be hashed."""
@@ -415,7 +421,8 @@ class Prober:
         self.others = [False] * 4                          # thread -> whether another thread has changed sync state
         self.found: list[Passed] = []
         self._probe: _Probe | None = None                  # made when a step is first tried
-        self._cells: dict = {}              # ``_Read.name`` -> (its container in this run, its cell) (False: none)
+        self._kinds: dict = {}              # (id(container), key) -> (the container, its part's first two items)
+        self._cells: dict = {}              # ``_Read.name`` -> (its cell in this run, ``_reader``) (False: none)
 
     def changed(self, rec, n: int, t: int, sets: list, counting: bool) -> None:
         """Run step ``n`` of thread ``t`` (``counting``: a COUNTING handler's) set the synchronisation cells
@@ -435,14 +442,18 @@ class Prober:
             if mine is None:
                 self.others = [u != t or was for u, was in enumerate(self.others)]
                 mine, self.at[t], self.changes[t] = self.by.setdefault(t, []), [], {}
-            where, table, x = rec.where, self.changes[t], len(mine)
+            kinds, table, x = self._kinds, self.changes[t], len(mine)
             parts = set()
             for c in changed:
                 obj, key = c[0], c[1]
-                parts.add(where((obj, key))[:2])
-                ch = table.get((id(obj), key))
+                cell = (id(obj), key)
+                kind = kinds.get(cell)
+                if kind is None or kind[0] is not obj:
+                    kind = kinds[cell] = (obj, rec.where((obj, key))[:2])
+                parts.add(kind[1])
+                ch = table.get(cell)
                 if ch is None:
-                    ch = table[id(obj), key] = ([], [])
+                    ch = table[cell] = ([], [])
                 ch[0].append(x)
                 ch[1].append((*c, counting))
             mine.append((n, changed, frozenset(parts), counting))
@@ -564,15 +575,14 @@ class Prober:
                 got = cells.get(node.name)
                 if got is None:
                     obj = _container(rec, node.part, node.key)
-                    got = cells[node.name] = obj if obj is False else (obj, (id(obj), node.key))
+                    got = cells[node.name] = obj if obj is False else ((id(obj), node.key), _reader(obj, node.key))
                 if got is False:
                     break
-                obj, cell = got
+                cell, now = got
                 read.append(cell)
                 ch = table.get(cell)
                 try:
-                    node = node.then.get(value(obj, node.key) if ch is None or ch[0][-1] < x else
-                                         _put_back(table, x, cell)[2])
+                    node = node.then.get(now() if ch is None or ch[0][-1] < x else _put_back(table, x, cell)[2])
                 except TypeError:               # (a value that cannot be hashed: not kept)
                     break
             else:
