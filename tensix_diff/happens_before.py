@@ -359,7 +359,7 @@ class Recorder(StepAccess):
         on = {k: f.__self__ for k, f in add.items()}
         out: list = []
         for k, steps in on.items():
-            if len(steps) > 1:
+            if len(steps) > 1 and not _ordered(steps):
                 (_sync_conflicts if sync(k) else _part_conflicts)(k, steps, k in commute, out)
         if not out:
             return []
@@ -444,6 +444,18 @@ def _made_of(log: list, taken: dict) -> dict:
                 break
         out[n] = Step(t, local, reads, {}, section=section, clock=c[:t] + (local,) + c[t + 1:])
     return out
+
+
+def _ordered(steps: list) -> bool:
+    """Whether each of ``steps`` (those on a part, in run order) follows by its clock every earlier one of the
+    other threads: then no pair on the part is unordered (a step's own number is its clock's for its thread)."""
+    at = [0, 0, 0, 0]               # per thread: the number of its latest step so far
+    for s in steps:
+        vc = s.clock
+        if at[0] > vc[0] or at[1] > vc[1] or at[2] > vc[2] or at[3] > vc[3]:
+            return False
+        at[s.thread] = s.local
+    return True
 
 
 def _part_conflicts(k: tuple, steps: list, commute: bool, out: list) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from functools import partial
 from operator import itemgetter
 
 from golden.analysis import traced_state
@@ -202,57 +203,87 @@ class Passed:
             memo = {}
         pair = {t, b}
         for cell in self.cells:
-            writes = hist.get(cell, ())
             facts = memo.get(cell)
             if facts is None:
-                facts = memo[cell] = _facts(steps, writes)
-            if not facts[0] <= pair:
+                facts = memo[cell] = _facts(steps, hist.get(cell, ()))
+            who, same, ints, at, xs, by, counts_by, checked = facts
+            if not who <= pair:
                 return False
-            hi = bisect_left(writes, n, key=_RUN_STEP)          # (a cell's writes are in run order)
+            # (every write is t's or b's; each thread's are in run order, so its numbers rise with the run steps)
+            hi = bisect_left(at, n)
+            lo = bisect_left(at, j, 0, hi)      # b's writes before ``lo`` are kept, from it on put back
+            mine = by.get(b, ())
+            first = bisect_left(mine, lo)
             put_back, counted = None, True      # b's first write from j on, whether all b's from j on count
-            for i in range(bisect_left(writes, j, 0, hi, key=_RUN_STEP), hi):
-                k = writes[i][0]
-                x = steps[k]
-                if x.thread == b:
-                    if put_back is None:
-                        put_back = k
-                    if not x.counting:
-                        counted = False
-                        break
+            for i in mine[first:]:
+                if i >= hi:
+                    break
+                if put_back is None:
+                    put_back = at[i]
+                if not xs[i].counting:
+                    counted = False
+                    break
             if counted:
-                counted = memo.get((cell, n))
+                counted = memo.get((cell, hi))
                 if counted is None:
-                    counted = memo[cell, n] = facts[2] and _counted(steps, writes, hi)
+                    counted = memo[cell, hi] = ints and _counted(steps, hist.get(cell, ()), hi)
             late = put_back if put_back is not None and not counted else n
-            idle = counted and facts[1]
-            kept, last_b = [], None     # (the latest of b's kept, but for its writes of the Value while idle)
-            for i in range(hi):
-                k = writes[i][0]
-                x = steps[k]
-                if x.thread == t:
-                    if k > late or since and x.local > since:
+            ts = by.get(t, ())
+            last = bisect_left(ts, hi) - 1      # t's latest write before n: the one any of t's would fail with
+            if last >= 0:
+                i = ts[last]
+                if at[i] > late or since and xs[i].local > since:
+                    return False
+            if not counted and lo:              # the kept: all writes before ``lo``, then t's before n
+                if _unordered(xs, checked, lo):
+                    return False
+                after = bisect_left(ts, lo)
+                if after <= last:
+                    x, y = xs[lo - 1], xs[ts[after]]
+                    if x.thread != t and x.local > y.clock[x.thread]:
                         return False
-                elif x.thread == b:
-                    if k >= j:
-                        continue
-                    if not idle or x.counting:
-                        last_b = x
-                kept.append(x)
-            if not counted:
-                for x, y in zip(kept, kept[1:]):
-                    if x.thread != y.thread and x.local > y.clock[x.thread]:
-                        return False
-            if last_b is not None and last_b.local > floor[b]:
+            # the latest of b's kept, but for its writes of the Value while idle (that count)
+            kept = counts_by.get(b, ()) if counted and same else mine
+            i = bisect_left(kept, lo) - 1
+            if i >= 0 and xs[kept[i]].local > floor[b]:
                 return False
         return True
 
 
-def _facts(steps, writes: list) -> tuple[frozenset, bool, bool]:
+def _facts(steps, writes: list) -> tuple:
     """Of a cell's writes ((run step, before, after)): the threads that set it, whether every write but the
-    counts left it as it was, and whether every value before and after is an integer."""
-    return (frozenset(steps[k].thread for k, _, _ in writes),
-            all(before == after for k, before, after in writes if not steps[k].counting),
-            all(before.__class__ is int and after.__class__ is int for _, before, after in writes))
+    counts left it as it was, whether every value before and after is an integer, their run steps, their
+    steps, per thread the indices of its writes and of its counts, and how far ``_unordered`` checked them."""
+    at = [k for k, _, _ in writes]
+    xs = [steps[k] for k in at]
+    by: dict = {}
+    counts_by: dict = {}
+    for i, x in enumerate(xs):
+        by.setdefault(x.thread, []).append(i)
+        if x.counting:
+            counts_by.setdefault(x.thread, []).append(i)
+    return (frozenset(x.thread for x in xs),
+            all(before == after for x, (_, before, after) in zip(xs, writes) if not x.counting),
+            all(before.__class__ is int and after.__class__ is int for _, before, after in writes),
+            at, xs, by, counts_by, [1, None])
+
+
+def _unordered(xs: list, checked: list, upto: int) -> bool:
+    """Whether two consecutive writes of different threads among the first ``upto`` (``xs``: their steps) are
+    in an order some schedule does not keep. ``checked``: [how many are known in order, the index of the
+    later write of the first pair found out of order (None: none yet)], kept between calls (the clocks of
+    the writes before a step are final when the step's waits are decided)."""
+    done, bad = checked
+    if bad is not None:
+        return bad < upto
+    for i in range(done, upto):
+        x, y = xs[i - 1], xs[i]
+        if x.thread != y.thread and x.local > y.clock[x.thread]:
+            checked[1] = i
+            return True
+    if upto > done:
+        checked[0] = upto
+    return False
 
 
 def counts(steps, writes: list, upto: int) -> bool:
@@ -353,6 +384,11 @@ def _put_back(mine: dict, x: int, cell):
     return obj, k, value(obj, k) - by
 
 
+def _reader(obj, key):
+    """What reads the value of cell ``key`` of container ``obj`` (``value``'s, but for a copy of a leaf: equal)."""
+    return partial(list.__getitem__, obj, key) if isinstance(obj, list) else partial(obj.__dict__.__getitem__, key)
+
+
 def _action(a):
     """A RISC-V action as a memo key (golden.riscv.RiscvAction: equal kind and arguments, equal action), or
     None when its arguments cannot be hashed."""
@@ -385,7 +421,8 @@ class Prober:
         self.others = [False] * 4                          # thread -> whether another thread has changed sync state
         self.found: list[Passed] = []
         self._probe: _Probe | None = None                  # made when a step is first tried
-        self._cells: dict = {}              # ``_Read.name`` -> (its container in this run, its cell) (False: none)
+        self._kinds: dict = {}              # (id(container), key) -> (the container, its part's first two items)
+        self._cells: dict = {}              # ``_Read.name`` -> (its cell in this run, ``_reader``) (False: none)
 
     def changed(self, rec, n: int, t: int, sets: list, counting: bool) -> None:
         """Run step ``n`` of thread ``t`` (``counting``: a COUNTING handler's) set the synchronisation cells
@@ -405,14 +442,18 @@ class Prober:
             if mine is None:
                 self.others = [u != t or was for u, was in enumerate(self.others)]
                 mine, self.at[t], self.changes[t] = self.by.setdefault(t, []), [], {}
-            where, table, x = rec.where, self.changes[t], len(mine)
+            kinds, table, x = self._kinds, self.changes[t], len(mine)
             parts = set()
             for c in changed:
                 obj, key = c[0], c[1]
-                parts.add(where((obj, key))[:2])
-                ch = table.get((id(obj), key))
+                cell = (id(obj), key)
+                kind = kinds.get(cell)
+                if kind is None or kind[0] is not obj:
+                    kind = kinds[cell] = (obj, rec.where((obj, key))[:2])
+                parts.add(kind[1])
+                ch = table.get(cell)
                 if ch is None:
-                    ch = table[id(obj), key] = ([], [])
+                    ch = table[cell] = ([], [])
                 ch[0].append(x)
                 ch[1].append((*c, counting))
             mine.append((n, changed, frozenset(parts), counting))
@@ -534,15 +575,14 @@ class Prober:
                 got = cells.get(node.name)
                 if got is None:
                     obj = _container(rec, node.part, node.key)
-                    got = cells[node.name] = obj if obj is False else (obj, (id(obj), node.key))
+                    got = cells[node.name] = obj if obj is False else ((id(obj), node.key), _reader(obj, node.key))
                 if got is False:
                     break
-                obj, cell = got
+                cell, now = got
                 read.append(cell)
                 ch = table.get(cell)
                 try:
-                    node = node.then.get(value(obj, node.key) if ch is None or ch[0][-1] < x else
-                                         _put_back(table, x, cell)[2])
+                    node = node.then.get(now() if ch is None or ch[0][-1] < x else _put_back(table, x, cell)[2])
                 except TypeError:               # (a value that cannot be hashed: not kept)
                     break
             else:
