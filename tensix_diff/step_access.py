@@ -93,16 +93,16 @@ class StepAccess:
         self._reads[self._owner[a]] = ALL
 
     def _copy(self, arr) -> tuple:
-        """(array, its plain view, a row's bytes, ``_row_words``) for ``_touched``, keeping the array's bytes in ``_copies`` when
-        it is first taken: each step that takes the array compares it with them at its end and keeps its
-        bytes then. Every change of a tracked array is made by a step that takes or sets it (through
-        golden.analysis.traced_state; Dest by the rows it indexes), so they are its bytes before the step."""
+        """(array, its plain view, ``_row_words``) for ``_touched``; when the array is first taken, a copy of it
+        in ``_copies`` (Dest's: an array, the rest: bytes), which each step that takes the array compares it
+        with at its end and brings up to date. Every change of a tracked array is made by a step that takes or
+        sets it (through golden.analysis.traced_state; Dest by the rows it indexes), so the copy holds the
+        array as it was before the step."""
         a = id(arr)
         got = self._copies.get(a)
         if got is None:
             now = arr.view(np.ndarray)
-            row = now.itemsize * int(np.prod(now.shape[1:])) if now.ndim else 0
-            got = self._copies[a] = [(arr, now, row, _row_words(now)), now.tobytes()]
+            got = self._copies[a] = [(arr, now, _row_words(now)), now.copy() if a in self._dest else now.tobytes()]
         return got[0]
 
     def field(self, lst, i: int, bits: int) -> None:
@@ -246,32 +246,30 @@ class StepAccess:
         return kept[1]
 
     def _arrays(self, reads: dict, writes: dict) -> None:
-        """The parts of the arrays the step changed (Dest by row), each compared with its bytes in ``_copies``
-        (Dest's arrays in the rows the step indexed alone), which then keeps its bytes."""
+        """The parts of the arrays the step changed (Dest by row), each compared with its copy in ``_copies``
+        (Dest's in the span of rows the step indexed), which then takes the changes."""
         owner, copies, dest, span = self._owner, self._copies, self._dest, None
-        for a, (arr, now, row, k) in self._touched.items():
+        for a, (arr, now, k) in self._touched.items():
             kept = copies[a]
             old = kept[1]
-            if a in dest:
+            if a in dest:                     # Dest by row: its bits or its valid bit
                 if span is None:
                     span = _span(reads.get(_DEST, ABSENT), self._set)
-                lo, hi = span
-                if hi is not None:        # Dest rows lo..hi - 1, those the step indexed among them
-                    if now[lo:hi].tobytes() == old[lo * row:hi * row]:
-                        continue
-                    kept[1] = now.tobytes()
-                    before = np.frombuffer(old, now.dtype).reshape(now.shape)[lo:hi]
-                    rows = _changed_rows(now[lo:hi], before, k)
-                    if rows:
-                        self._add_rows(writes, rows << lo)
+                now, old = now[span], old[span]
+                if now.tobytes() == old.tobytes():
                     continue
+                rows = _changed_rows(now, old, k)
+                if rows:
+                    self._add_rows(writes, rows << span.start)
+                old[...] = now
+                continue
             b = now.tobytes()
             if b == old:
                 continue
             kept[1] = b
             before = np.frombuffer(old, now.dtype).reshape(now.shape)
             part = owner[a]
-            if part == _DEST:                 # Dest by row: its bits or its valid bit
+            if part == _DEST:
                 rows = _changed_rows(now, before, k)
                 if rows:
                     self._add_rows(writes, rows)
@@ -279,13 +277,12 @@ class StepAccess:
                 writes[part] = ALL
 
 
-def _span(read, set_) -> tuple:
-    """(lo, hi): Dest's rows lo..hi - 1 hold those a step indexed (``read`` and ``set_``, masks or ALL or ABSENT);
-    hi None: all rows."""
+def _span(read, set_) -> slice:
+    """Dest's rows that hold those a step indexed (``read`` and ``set_``: masks, ALL or ABSENT), as a slice."""
     if read is ALL or set_ is ALL:
-        return 0, None
+        return slice(0, None)
     m = (0 if read is ABSENT else read) | (0 if set_ is ABSENT else set_)
-    return ((m & -m).bit_length() - 1, m.bit_length()) if m else (0, 0)
+    return slice((m & -m).bit_length() - 1, m.bit_length()) if m else slice(0, 0)
 
 
 def _index_rows(i, n: int) -> int | None:
