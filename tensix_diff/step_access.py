@@ -30,7 +30,7 @@ class StepAccess:
         self._reads: dict = {}
         self._writes: dict = {}
         self._touched: dict = {}      # id(array) -> ``_copy``'s (array, ...) of those the step took or set
-        self._copies: dict = {}       # id(array) -> its bytes as the last step that took or set it left them
+        self._copies: dict = {}       # id(array) -> [``_copy``'s tuple, the array as the last step taking it left it]
         self._set = ABSENT           # the Dest rows the step set (ALL: not known which)
         self.own = -1                 # the stepping thread: its entries of the per-thread lists are its own
         self.mine: list = []          # the per-thread lists whose entry ``own`` the step took
