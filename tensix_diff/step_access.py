@@ -29,7 +29,8 @@ class StepAccess:
         self._more = False            # whether the step reported more than cells taken and its own parts
         self._reads: dict = {}
         self._writes: dict = {}
-        self._touched: dict = {}      # id(array) -> (array, its bytes before the step)
+        self._touched: dict = {}      # id(array) -> ``_copy``'s (array, ...) of those the step took or set
+        self._copies: dict = {}       # id(array) -> [``_copy``'s tuple, the array as the last step taking it left it]
         self._set = ABSENT           # the Dest rows the step set (ALL: not known which)
         self.own = -1                 # the stepping thread: its entries of the per-thread lists are its own
         self.mine: list = []          # the per-thread lists whose entry ``own`` the step took
@@ -38,7 +39,6 @@ class StepAccess:
         self.written: list = []       # (container, key, value before) of the cells set
         self.fields: list = []        # (container, key, bits) of Config words read by bits (key None: bits of many)
         self._masks: dict = {}        # id(bits) -> (bits, its mask): ``read_bits``'s, all at once
-        self._row_words: dict = {}    # id(array) -> ``_row_words`` of Dest's arrays
         self._may: dict = {}          # (id(container), key) -> the bits a Config write may change
         self._sync: list = []         # (container, key, value before) of synchronisation cells set
         self._syncs: dict = {}        # part -> whether it is synchronisation state (passed_waits.sync)
@@ -71,7 +71,7 @@ class StepAccess:
         self._more = True
         a = id(arr)
         if a not in self._touched:
-            self._touched[a] = (arr, arr.tobytes())
+            self._touched[a] = self._copy(arr)
         if a in self._dest and self._set is not ALL:
             rows = None if i is None else _index_rows(i, len(arr))
             self._set = ALL if rows is None else rows if self._set is ABSENT else self._set | rows
@@ -80,7 +80,7 @@ class StepAccess:
         self._more = True
         a = id(arr)
         if a not in self._touched:
-            self._touched[a] = (arr, arr.tobytes())
+            self._touched[a] = self._copy(arr)
         if a in self._dest:                           # Dest by the rows indexed
             reads = self._reads
             old = reads.get(_DEST, ABSENT)
@@ -91,6 +91,19 @@ class StepAccess:
                 reads[_DEST] = rows if old is ABSENT else old | rows
                 return
         self._reads[self._owner[a]] = ALL
+
+    def _copy(self, arr) -> tuple:
+        """(array, its plain view, ``_row_words``) for ``_touched``; when the array is first taken, a copy of it
+        in ``_copies`` (Dest's: an array, the rest: bytes), which each step that takes the array compares it
+        with at its end and brings up to date. Every change of a tracked array is made by a step that takes or
+        sets it (through golden.analysis.traced_state; Dest by the rows it indexes), so the copy holds the
+        array as it was before the step."""
+        a = id(arr)
+        got = self._copies.get(a)
+        if got is None:
+            now = arr.view(np.ndarray)
+            got = self._copies[a] = [(arr, now, _row_words(now)), now.copy() if a in self._dest else now.tobytes()]
+        return got[0]
 
     def field(self, lst, i: int, bits: int) -> None:
         self._more = True
@@ -140,7 +153,7 @@ class StepAccess:
             if self.fields:
                 self.fields = []
         if self._touched:
-            self._arrays(writes)
+            self._arrays(reads, writes)
             self._touched = {}
         if self._set is not ABSENT:      # Dest rows set to what they held: read
             changed = writes.get(_DEST, ABSENT)
@@ -244,24 +257,44 @@ class StepAccess:
             kept = self._masks[id(bits)] = (bits, out)
         return kept[1]
 
-    def _arrays(self, writes: dict) -> None:
-        """The parts of the arrays the step changed (Dest by row)."""
-        owner = self._owner
-        for arr, before in self._touched.values():
-            if arr.tobytes() == before:
+    def _arrays(self, reads: dict, writes: dict) -> None:
+        """The parts of the arrays the step changed (Dest by row), each compared with its copy in ``_copies``
+        (Dest's in the span of rows the step indexed), which then takes the changes."""
+        owner, copies, dest, span = self._owner, self._copies, self._dest, None
+        for a, (arr, now, k) in self._touched.items():
+            kept = copies[a]
+            old = kept[1]
+            if a in dest:                     # Dest by row: its bits or its valid bit
+                if span is None:
+                    span = _span(reads.get(_DEST, ABSENT), self._set)
+                now, old = now[span], old[span]
+                if now.tobytes() == old.tobytes():
+                    continue
+                rows = _changed_rows(now, old, k)
+                if rows:
+                    self._add_rows(writes, rows << span.start)
+                old[...] = now
                 continue
-            now = arr.view(np.ndarray)
-            before = np.frombuffer(before, now.dtype).reshape(now.shape)
-            part = owner[id(arr)]
-            if part == _DEST:                 # Dest by row: its bits or its valid bit
-                k = self._row_words.get(id(arr))
-                if k is None:
-                    k = self._row_words[id(arr)] = _row_words(now)
+            b = now.tobytes()
+            if b == old:
+                continue
+            kept[1] = b
+            before = np.frombuffer(old, now.dtype).reshape(now.shape)
+            part = owner[a]
+            if part == _DEST:
                 rows = _changed_rows(now, before, k)
                 if rows:
                     self._add_rows(writes, rows)
             elif now.dtype.kind in "biu" or (now != before).any():     # (integers: bytes differ, values differ)
                 writes[part] = ALL
+
+
+def _span(read, set_) -> slice:
+    """Dest's rows that hold those a step indexed (``read`` and ``set_``: masks, ALL or ABSENT), as a slice."""
+    if read is ALL or set_ is ALL:
+        return slice(0, None)
+    m = (0 if read is ABSENT else read) | (0 if set_ is ABSENT else set_)
+    return slice((m & -m).bit_length() - 1, m.bit_length()) if m else slice(0, 0)
 
 
 def _index_rows(i, n: int) -> int | None:
