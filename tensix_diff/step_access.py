@@ -141,10 +141,10 @@ class StepAccess:
     def _finish(self) -> tuple[dict, dict]:
         """The step's reads and writes (part -> detail)."""
         reads, writes = self._reads, self._writes
-        if self.mine:
+        if self.mine:                 # (a list taken again sets its part again, where it is)
             owner, t = self._owner, self.own
-            for i in dict.fromkeys(map(id, self.mine)):
-                part = owner[i][t]
+            for lst in self.mine:
+                part = owner[id(lst)][t]
                 reads[part] = writes[part] = ALL
             self.mine = []
         if self.taken or self.written or self.fields:
