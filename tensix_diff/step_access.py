@@ -337,8 +337,14 @@ def _changed_rows(now: np.ndarray, before: np.ndarray, k: int) -> int:
     """The rows (first index, as a mask) in which array ``now`` differs from ``before`` (a copy of it); ``k``:
     ``_row_words(now)``, the 64-bit words of a row compared at once (0: cell by cell)."""
     if k:
-        changed = (now.view(np.uint64) != before.view(np.uint64)).view(_WORDS[k]).reshape(-1) != 0
+        changed = (now.view(np.uint64) != before.view(np.uint64)).view(_WORDS[k]).reshape(-1)
     else:
         diff = now != before
-        changed = diff.any(axis=1) if diff.ndim == 2 else diff
-    return int.from_bytes(np.packbits(changed, bitorder="little").tobytes(), "little")
+        changed = diff.any(axis=1) if diff.ndim == 2 else diff.ravel()
+    at = changed.nonzero()[0]
+    if len(at) > 64:                            # (many: packed at once; few: bit by bit, cheaper)
+        return int.from_bytes(np.packbits(changed != 0, bitorder="little").tobytes(), "little")
+    out = 0
+    for r in at.tolist():
+        out |= 1 << r
+    return out
