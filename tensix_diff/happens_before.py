@@ -183,6 +183,8 @@ class Recorder(StepAccess):
     def _finish_from(self, x: int) -> tuple[dict, dict]:
         """``_finish`` of the step running now, whose reports in ``mine`` and ``taken`` start where those of the
         logged step ``x`` (``_last``) end (those before are the logged steps')."""
+        if not x:                   # (none logged, or the first's reports end at the start: all the step's)
+            return self._finish()
         mine, taken = self.mine, self.taken
         m0, k0 = x >> 40, x >> 2 & _ENDS
         self.mine, self.taken = mine[m0:], taken[k0:]
@@ -205,7 +207,8 @@ class Recorder(StepAccess):
                 m0, k0 = m1, k1
 
     def _record(self, t: int, handler) -> None:
-        reads, writes = self._finish_from(self._last)
+        x = self._last
+        reads, writes = self._finish_from(x) if x else self._finish()
         counting = False
         if self._sync:      # (a count always sets a semaphore)
             counting = handler in COUNTING

@@ -141,10 +141,10 @@ class StepAccess:
     def _finish(self) -> tuple[dict, dict]:
         """The step's reads and writes (part -> detail)."""
         reads, writes = self._reads, self._writes
-        if self.mine:
+        if self.mine:                 # (a list taken again sets its part again, where it is)
             owner, t = self._owner, self.own
-            for i in dict.fromkeys(map(id, self.mine)):
-                part = owner[i][t]
+            for lst in self.mine:
+                part = owner[id(lst)][t]
                 reads[part] = writes[part] = ALL
             self.mine = []
         if self.taken or self.written or self.fields:
@@ -195,33 +195,38 @@ class StepAccess:
             elif c is int:                            # a Config word, whole
                 words[o] = words.get(o, 0) | FULL << 32 * key
         if self.fields:                               # (a run of one list's entries: its word's bits at once)
-            masks, prev, o, acc = self._masks, None, None, 0
+            masks, prev, o, acc, word = self._masks, None, None, 0, False     # (word: o is a Config state's)
             for obj, key, bits in self.fields:
                 if obj is not prev:
-                    if o.__class__ is int:
+                    if word:
                         words[o] = words.get(o, 0) | acc
                     prev, o, acc = obj, get(id(obj)), 0
-                if o.__class__ is int:
+                    word = o.__class__ is int
+                if word:
                     if key is not None:
                         acc |= bits << 32 * key
                     else:
                         kept = masks.get(id(bits))
                         acc |= kept[1] if kept is not None else self._bits_mask(bits)
-            if o.__class__ is int:
+            if word:
                 words[o] = words.get(o, 0) | acc
         if self.written:
             syncs, may, written = self._syncs, self._may, self.written
             seen = set() if len(written) > 1 else None      # (a cell set again: its first value before counts)
+            prev = done = None                              # done: a container whose cells add nothing more
             for obj, key, before in written:
-                if seen is not None:
-                    cell = id(obj), key
-                    if cell in seen:
-                        continue
-                    seen.add(cell)
-                o = get(id(obj))
+                if obj is done:
+                    continue
+                if obj is not prev:
+                    prev, o = obj, get(id(obj))
                 if o is None:
                     continue
                 if o.__class__ is int:                # (a Config word: an entry of a list)
+                    if seen is not None:
+                        cell = id(obj), key
+                        if cell in seen:
+                            continue
+                        seen.add(cell)
                     now = list.__getitem__(obj, key)
                     changed = (now ^ before) & FULL
                     if changed:
@@ -233,15 +238,24 @@ class StepAccess:
                 s = syncs.get(part)
                 if s is None:
                     s = syncs[part] = sync(part)
+                if not s and (part is None or writes.get(part, ABSENT) is ALL):
+                    continue                          # (and so would the cell's again)
+                if seen is not None:
+                    cell = id(obj), key
+                    if cell in seen:
+                        continue
+                    seen.add(cell)
                 if s:
                     self._sync.append((obj, key, before, value(obj, key)))
-                if part is None or writes.get(part, ABSENT) is ALL:
-                    continue
+                    if writes.get(part, ABSENT) is ALL:
+                        continue
                 if part not in reads:
                     reads[part] = ALL
                 now = list.__getitem__(obj, key) if isinstance(obj, list) else obj.__dict__[key]   # (not copied)
                 if not (now is before or now == before):
                     writes[part] = ALL
+                    if not s and o is part:           # (a container inside one part, written)
+                        done = obj
         if self._may:
             self._may = {}
         for i, bits in words.items():
@@ -323,8 +337,14 @@ def _changed_rows(now: np.ndarray, before: np.ndarray, k: int) -> int:
     """The rows (first index, as a mask) in which array ``now`` differs from ``before`` (a copy of it); ``k``:
     ``_row_words(now)``, the 64-bit words of a row compared at once (0: cell by cell)."""
     if k:
-        changed = (now.view(np.uint64) != before.view(np.uint64)).view(_WORDS[k]).reshape(-1) != 0
+        changed = (now.view(np.uint64) != before.view(np.uint64)).view(_WORDS[k]).reshape(-1)
     else:
         diff = now != before
-        changed = diff.any(axis=1) if diff.ndim == 2 else diff
-    return int.from_bytes(np.packbits(changed, bitorder="little").tobytes(), "little")
+        changed = diff.any(axis=1) if diff.ndim == 2 else diff.ravel()
+    at = changed.nonzero()[0]
+    if len(at) > 64:                            # (many: packed at once; few: bit by bit, cheaper)
+        return int.from_bytes(np.packbits(changed != 0, bitorder="little").tobytes(), "little")
+    out = 0
+    for r in at.tolist():
+        out |= 1 << r
+    return out
