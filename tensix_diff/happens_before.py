@@ -305,24 +305,41 @@ class Recorder(StepAccess):
         shared = _shared_parts(wrote, used)
         if not shared:
             return []
-        self._clock(log, wrote)
+        on = self._clock(log, wrote, taken, shared)
         hist, sems = self.prober.hist, self.state.semaphores
         commute = {k for k in shared if k[0] == "semaphores" and k[1] < len(sems)
                    and counts(log, hist.get((id(sems[k[1]]), "value"), []), len(log))}
-        return self._conflicts(log, taken, shared, commute)
+        return self._conflicts(log, on, shared, commute)
 
-    def _clock(self, log: list, wrote: dict) -> None:
+    def _clock(self, log: list, wrote: dict, taken: dict, shared: set) -> dict:
         """Each Step's vector clock: its thread's program order, the step that released its wait
-        (``_release``) and the changes its passed waits follow (``Passed.holds``)."""
+        (``_release``) and the changes its passed waits follow (``Passed.holds``); and part -> the steps on
+        it, of the ``shared`` parts, in run order (``taken``: the logged steps' reads, ``_taken_reads``, each
+        such step made a Step: its number follows its thread's, its section and clock are its thread's
+        latest Step's, with its own number)."""
         clocks = [[0] * 4 for _ in range(4)]     # per thread, the clock of its latest Step
+        count, section = [0] * 4, [0] * 4        # per thread, its latest step's number, its latest Step's section
         self._by_thread: dict[int, list[Step]] = {}
         facts: dict = {}                # ``Passed.holds``'s of the cells
         hist = self.prober.hist
+        add = {k: [].append for k in shared}     # part -> adds to the steps on it, in run order
+        among = shared.intersection
         for n, s in enumerate(log):
             if s.__class__ is int:
+                if taken:
+                    t = s & 3
+                    count[t] = local = count[t] + 1
+                    reads = taken.get(n)
+                    if reads is not None:
+                        c = clocks[t]
+                        s = Step(t, local, reads, {}, section=section[t],
+                                 clock=(*c[:t], local, *c[t + 1:]))
+                        for k in among(reads):
+                            add[k](s)
                 continue
-            vc = clocks[s.thread]
-            vc[s.thread] = s.local
+            t = s.thread
+            vc = clocks[t]
+            vc[t] = s.local
             if s.waited:
                 src = self._release(log, n, s, wrote)
                 if src is not None:
@@ -330,36 +347,27 @@ class Recorder(StepAccess):
             if s.passed:
                 for p in sorted(s.passed, key=lambda p: p.j):
                     first = p.since + 1 if p.since else s.local      # the wait's first evaluation
-                    floor = vc if first == s.local else self._clock_of(log, s.thread, first)
+                    floor = vc if first == s.local else self._clock_of(log, t, first)
                     p.held = p.holds(log, hist, floor, facts)
                     if p.held:
                         vc[:] = map(max, vc, log[p.j].clock)
             s.clock = tuple(vc)
-        self._clocked = True
-
-    @staticmethod
-    def _conflicts(log: list, taken: dict, shared: set, commute: set) -> list[Candidate]:
-        """The conflicting pairs of steps on ``shared`` parts that no clock orders, in run order (``taken``: the
-        logged steps' reads, ``_taken_reads``; ``commute``: semaphores whose counts commute): each part's steps
-        in run order (``_part_conflicts``), then a step's candidates by part in the order the step reached them
-        (a set's order moves with the hash seed, and the candidates' order decides which reversals run first)."""
-        add = {k: [].append for k in shared}     # part -> adds to the steps on it, in run order
-        among = shared.intersection
-        made = _made_of(log, taken) if taken else {}
-        for n, s in enumerate(log):
-            if s.__class__ is int:
-                if made:
-                    s = made.get(n)
-                    if s is not None:
-                        for k in among(s.reads):
-                            add[k](s)
-                continue
+            count[t], section[t] = s.local, s.section
             ks = among(s.reads)
             if s.writes:
                 ks.update(among(s.writes))
             for k in ks:
                 add[k](s)
-        on = {k: f.__self__ for k, f in add.items()}
+        self._clocked = True
+        return {k: f.__self__ for k, f in add.items()}
+
+    @staticmethod
+    def _conflicts(log: list, on: dict, shared: set, commute: set) -> list[Candidate]:
+        """The conflicting pairs of steps on ``shared`` parts that no clock orders, in run order (``on``: part ->
+        the steps on it, in run order, ``_clock``; ``commute``: semaphores whose counts commute): each part's
+        steps in run order (``_part_conflicts``), then a step's candidates by part in the order the step
+        reached them (a set's order moves with the hash seed, and the candidates' order decides which
+        reversals run first)."""
         out: list = []
         for k, steps in on.items():
             if len(steps) > 1 and not _ordered(steps):
@@ -429,24 +437,6 @@ def _clock_made(log: list, made: list) -> None:
             s.clock = c[:t] + (s.local,) + c[t + 1:]
         elif s.clock:
             last[t] = s.clock
-
-
-def _made_of(log: list, taken: dict) -> dict:
-    """log index -> the Step of each logged step that took cells (``taken``: what it read of them): its number
-    follows its thread's, its section and clock are its thread's latest Step's, with its own number."""
-    out: dict = {}
-    for n, reads in taken.items():
-        t, local, section, c = log[n] & 3, 1, 0, (0, 0, 0, 0)
-        for m in range(n - 1, -1, -1):          # back to its thread's latest Step
-            x = log[m]
-            if x.__class__ is int:
-                if x & 3 == t:
-                    local += 1
-            elif x.thread == t:
-                local, section, c = local + x.local, x.section, x.clock
-                break
-        out[n] = Step(t, local, reads, {}, section=section, clock=c[:t] + (local,) + c[t + 1:])
-    return out
 
 
 def _ordered(steps: list) -> bool:

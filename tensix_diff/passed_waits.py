@@ -206,7 +206,7 @@ class Passed:
             facts = memo.get(cell)
             if facts is None:
                 facts = memo[cell] = _facts(steps, hist.get(cell, ()))
-            who, same, ints, at, xs, by, counts_by, checked = facts
+            who, same, tally, at, xs, by, counts_by, checked = facts
             if not who <= pair:
                 return False
             # (every write is t's or b's; each thread's are in run order, so its numbers rise with the run steps)
@@ -224,9 +224,7 @@ class Passed:
                     counted = False
                     break
             if counted:
-                counted = memo.get((cell, hi))
-                if counted is None:
-                    counted = memo[cell, hi] = ints and _counted(steps, hist.get(cell, ()), hi)
+                counted = tally is not None and tally.upto(hi)
             late = put_back if put_back is not None and not counted else n
             ts = by.get(t, ())
             last = bisect_left(ts, hi) - 1      # t's latest write before n: the one any of t's would fail with
@@ -252,8 +250,9 @@ class Passed:
 
 def _facts(steps, writes: list) -> tuple:
     """Of a cell's writes ((run step, before, after)): the threads that set it, whether every write but the
-    counts left it as it was, whether every value before and after is an integer, their run steps, their
-    steps, per thread the indices of its writes and of its counts, and how far ``_unordered`` checked them."""
+    counts left it as it was, their ``_Counts`` (None: a value before or after is not an integer), their run
+    steps, their steps, per thread the indices of its writes and of its counts, and how far ``_unordered``
+    checked them."""
     at = [k for k, _, _ in writes]
     xs = [steps[k] for k in at]
     by: dict = {}
@@ -262,10 +261,10 @@ def _facts(steps, writes: list) -> tuple:
         by.setdefault(x.thread, []).append(i)
         if x.counting:
             counts_by.setdefault(x.thread, []).append(i)
+    ints = all(before.__class__ is int and after.__class__ is int for _, before, after in writes)
     return (frozenset(x.thread for x in xs),
             all(before == after for x, (_, before, after) in zip(xs, writes) if not x.counting),
-            all(before.__class__ is int and after.__class__ is int for _, before, after in writes),
-            at, xs, by, counts_by, [1, None])
+            _Counts(steps, writes) if ints else None, at, xs, by, counts_by, [1, None])
 
 
 def _unordered(xs: list, checked: list, upto: int) -> bool:
@@ -299,32 +298,76 @@ def counts(steps, writes: list, upto: int) -> bool:
 
 def _counted(steps, writes: list, hi: int) -> bool:
     """``counts`` of a semaphore Value whose writes' values are all integers, for its first ``hi`` writes."""
-    if not hi:
-        return True
-    ws = [(steps[k], after - before) for k, before, after in writes[:hi]]
-    first = next((i for i, (x, _) in enumerate(ws) if x.counting), len(ws))
-    setters, rest = ws[:first], ws[first:]
-    if len({x.thread for x, _ in setters}) > 1 or any(not x.counting for x, _ in rest):
-        return False
-    value = writes[first - 1][2] if first else writes[0][1]
-    last = setters[-1][0] if setters else None
-    ups = [x for x, d in rest if d == 1]
-    downs = [x for x, d in rest if d == -1]
-    if len(ups) + len(downs) != len(rest) or len({x.thread for x in ups}) > 1 or len({x.thread for x in downs}) > 1:
-        return False
-    # each side is one thread's, in its order: how many precede a number is a bisection of their numbers
-    up, down = [u.local for u in ups], [g.local for g in downs]
-    tu, td = ups[0].thread if ups else 0, downs[0].thread if downs else 0
-    for x, d in rest:
-        if last is not None and last.thread != x.thread and last.local > x.clock[last.thread]:
-            return False
-        if d == -1:
-            before = value + bisect_right(up, x.clock[tu]) - bisect_left(down, x.local)
-            if before < 1:
+    return _Counts(steps, writes).upto(hi)
+
+
+class _Counts:
+    """``_counted`` of one semaphore Value's writes (all integers) for ever longer prefixes, its writes tested
+    one at a time in run order: a write's test looks at the writes before it alone (a step's clock has seen
+    only steps run before it), so a prefix passes while each of its writes does. Each side is one thread's,
+    in its order: how many precede a number is a bisection of their numbers."""
+    __slots__ = ("steps", "writes", "done", "bad", "setter", "counting", "last", "value", "up", "down", "tu",
+                 "td")
+
+    def __init__(self, steps, writes: list):
+        self.steps, self.writes = steps, writes
+        self.done, self.bad = 0, None   # writes tested; the length of the shortest prefix that fails (None: none)
+        self.setter = None              # the thread of the writes before the first count
+        self.counting = False           # whether a count was reached (``last``, ``value`` then set)
+        self.last, self.value = None, 0     # the latest write before the first count; the Value it left
+        self.up, self.down = [], []     # the numbers of the counts up, down
+        self.tu = self.td = None        # the thread counting up, down
+
+    def upto(self, hi: int) -> bool:
+        """Whether the first ``hi`` writes pass (``_counted``)."""
+        if self.bad is not None:
+            return hi < self.bad
+        steps, writes = self.steps, self.writes
+        for i in range(self.done, hi):
+            if not self._passes(steps, writes, i):
+                self.bad = i + 1
                 return False
-        elif value + bisect_left(up, x.local) - bisect_right(down, x.clock[td]) > SEM_LIMIT - 1:
+        if hi > self.done:
+            self.done = hi
+        return True
+
+    def _passes(self, steps, writes: list, i: int) -> bool:
+        k, before, after = writes[i]
+        x = steps[k]
+        if not self.counting:
+            if not x.counting:          # a write of another kind: all of them one thread's, before every count
+                if self.setter is not None and self.setter != x.thread:
+                    return False
+                self.setter = x.thread
+                return True
+            self.counting = True
+            if i:
+                self.last, self.value = steps[writes[i - 1][0]], writes[i - 1][2]
+            else:
+                self.value = before
+        elif not x.counting:
             return False
-    return True
+        d, t = after - before, x.thread
+        if d == 1:
+            if self.tu is not None and self.tu != t:
+                return False
+            self.tu = t
+            self.up.append(x.local)
+        elif d == -1:
+            if self.td is not None and self.td != t:
+                return False
+            self.td = t
+            self.down.append(x.local)
+        else:
+            return False
+        last, vc = self.last, x.clock
+        if last is not None and last.thread != t and last.local > vc[last.thread]:
+            return False
+        up, down, tu, td = self.up, self.down, self.tu, self.td
+        if d == -1:
+            return self.value + (bisect_right(up, vc[tu]) if tu is not None else 0) - bisect_left(down, x.local) >= 1
+        return self.value + bisect_left(up, x.local) - (
+            bisect_right(down, vc[td]) if td is not None else 0) <= SEM_LIMIT - 1
 
 
 def _back(mine: list, x: int) -> dict:
