@@ -123,9 +123,15 @@ class Recorder(StepAccess):
         latch = list.__getitem__(self.gate, t)
         if t in waited:                         # the step it blocked on, again
             again = self._again.get(t)
-            if again is not None and not self._crossed and self._unchanged(again):
-                waited[t] = (waited[t][0], len(self._log) - 1)
-                raise Blocked(again[2])
+            if again is not None and not self._crossed:
+                parts, n0, reason = again
+                wrote = self._wrote
+                for k in parts:                 # blocked again unless a step since changed a part it read
+                    if wrote.get(k, -1) >= n0:
+                        break
+                else:
+                    waited[t] = (waited[t][0], len(self._log) - 1)
+                    raise Blocked(reason)
         elif prober.others[t] and (latch is not None or prober.read.get((t, d.handler), True)):
             prober.probe(self, t, d, index, self.count[t] + 1, latch)     # (a wait that blocked: ``_release``)
         self.own = t
@@ -170,15 +176,6 @@ class Recorder(StepAccess):
             if k.__class__ is not tuple or len(k) != 2 or k[1] != t or k[0] not in OWN:
                 return None
         return reads.keys() | writes.keys(), len(self._log), reason
-
-    def _unchanged(self, again: tuple) -> bool:
-        """Whether no recorded step since a blocked attempt (``_retry``) changed a part it read."""
-        parts, n0, _ = again
-        wrote = self._wrote
-        for k in parts:
-            if wrote.get(k, -1) >= n0:
-                return False
-        return True
 
     def _finish_from(self, x: int) -> tuple[dict, dict]:
         """``_finish`` of the step running now, whose reports in ``mine`` and ``taken`` start where those of the
