@@ -13,7 +13,8 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from functools import partial
-from operator import itemgetter
+from itertools import compress, islice
+from operator import itemgetter, not_
 
 from golden.analysis import traced_state
 from golden.analysis.traced_state import poke, value
@@ -27,6 +28,7 @@ SYNC = frozenset({"semaphores", "srca", "srcb"})   # (SrcA / SrcB: their ownersh
 TRIES = 3                                          # starts probed per other thread, latest first
 QUIET_LIMIT = 4096                                 # ``_QUIET``'s (and ``_TRIED``'s) keys at most
 _RUN_STEP = itemgetter(0)                          # a write's run step (``Prober.hist``)
+_PARTS = itemgetter(2)                             # a change's parts (``Prober.by``)
 _QUIET: dict = {}     # (thread, word or RISC-V action, handler, latch) -> outcome of a try that read no sync state
 _TRIED: dict = {}     # the same keys -> the tries that read sync state, as a tree (``_Read``) of the cells read
 _NAMES: dict = {}     # (part, key) of a cell ``_TRIED`` reads -> its number (``_Read.name``)
@@ -470,35 +472,35 @@ class Prober:
     def changed(self, rec, n: int, t: int, sets: list, counting: bool) -> None:
         """Run step ``n`` of thread ``t`` (``counting``: a COUNTING handler's) set the synchronisation cells
         ``sets`` ((container, key, value before, value after))."""
-        hist, changed = self.hist, []
+        hist, changed, table = self.hist, [], None
         for c in sets:
             obj, key, before, after = c
-            h = hist.get((id(obj), key))
+            cell = (id(obj), key)
+            h = hist.get(cell)
             if h is None:
-                hist[id(obj), key] = [(n, before, after)]
+                hist[cell] = [(n, before, after)]
             else:
                 h.append((n, before, after))
-            if not (after is before or after == before):
-                changed.append(c)
-        if changed:
-            mine = self.by.get(t)
-            if mine is None:
-                self.others = [u != t or was for u, was in enumerate(self.others)]
-                mine, self.at[t], self.changes[t] = self.by.setdefault(t, []), [], {}
-            kinds, table, x = self._kinds, self.changes[t], len(mine)
-            parts = set()
-            for c in changed:
-                obj, key = c[0], c[1]
-                cell = (id(obj), key)
-                kind = kinds.get(cell)
-                if kind is None or kind[0] is not obj:
-                    kind = kinds[cell] = (obj, rec.where((obj, key))[:2])
-                parts.add(kind[1])
-                ch = table.get(cell)
-                if ch is None:
-                    ch = table[cell] = ([], [])
+            if after is before or after == before:
+                continue
+            if table is None:       # (its first change)
+                mine = self.by.get(t)
+                if mine is None:
+                    self.others = [u != t or was for u, was in enumerate(self.others)]
+                    mine, self.at[t], self.changes[t] = self.by.setdefault(t, []), [], {}
+                kinds, table, x, parts = self._kinds, self.changes[t], len(mine), set()
+            changed.append(c)
+            kind = kinds.get(cell)
+            if kind is None or kind[0] is not obj:
+                kind = kinds[cell] = (obj, rec.where((obj, key))[:2])
+            parts.add(kind[1])
+            ch = table.get(cell)
+            if ch is None:
+                table[cell] = ([x], [(obj, key, before, after, counting)])
+            else:
                 ch[0].append(x)
-                ch[1].append((*c, counting))
+                ch[1].append((obj, key, before, after, counting))
+        if table is not None:
             mine.append((n, changed, frozenset(parts), counting))
             self.at[t].append(n)
 
@@ -510,9 +512,13 @@ class Prober:
         # the kinds of parts its waits read (None: any part), known once a try passed them all: a try that
         # blocks stops at its first unmet wait (a SrcA bank, never reaching SrcB's)
         handler = d.handler
-        wants = None if latch is not None or (t, handler) not in self.passes else self.read.get((t, handler))
-        if wants is not None and not wants:
-            return                  # its handler has read no synchronisation state
+        wants = None
+        if latch is None:
+            th = (t, handler)
+            if th in self.passes:
+                wants = self.read.get(th)
+                if wants is not None and not wants:
+                    return          # its handler has read no synchronisation state
         ats, futile, covered = self.at, self.futile, self.covered
         own, held = len(ats.get(t, ())), id(latch)
         n = None
@@ -528,8 +534,8 @@ class Prober:
             if wants is None:
                 xs = range(first, len(at))
             else:
-                isdisjoint = wants.isdisjoint
-                xs = [x for x in range(first, len(at)) if not isdisjoint(mine[x][2])]
+                xs = list(compress(range(first, len(at)),         # (those of a part in ``wants``)
+                                   map(not_, map(wants.isdisjoint, map(_PARTS, islice(mine, first, None))))))
             if not xs:
                 continue
             if n is None:           # (what every try of this step shares, made when one is first needed)
