@@ -6,13 +6,19 @@ against one golden run (tensix_diff.race; the verdict pays it for every multi-th
 
 With --bundle: the recorded cases of a bundle (every Nth) instead of generated ones. Where some multi-thread cases
 have race candidates and some not, each kind is also given apart (a candidate is confirmed or cleared by runs).
+With --repeat N: the whole measurement N times, each in a fresh process (golden's first run of a case is its first
+in that process, its memos empty), and per case the least CPU time of each of the two; one process's golden run
+moves by a quarter from run to run with the host, so a single run's ratio does too.
 
 Target (issue 25): at most 2x one golden run per multi-thread case.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
+import subprocess
+import sys
 import time
 
 from pathlib import Path
@@ -30,22 +36,29 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=9)
     ap.add_argument("--bundle", type=Path, help="recorded cases of this bundle instead of generated ones")
     ap.add_argument("--every", type=int, default=4, help="with --bundle: every Nth case")
+    ap.add_argument("--repeat", type=int, default=1, help="runs, each in a fresh process; per case the least times")
+    ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)       # one run's rows, for --repeat
     args = ap.parse_args()
-    if args.bundle:
-        cases = load_bundle(args.bundle)[::args.every]
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
+    if args.repeat > 1:
+        argv = ["--cases", str(args.cases), "--profile", args.profile, "--seed", str(args.seed),
+                "--every", str(args.every)] + (["--bundle", str(args.bundle)] if args.bundle else [])
+        runs = [json.loads(subprocess.run([sys.executable, __file__, *argv, "--json"], check=True,
+                                          capture_output=True, text=True).stdout) for _ in range(args.repeat)]
+        every = [[min(r[n][0] for r in runs), min(r[n][1] for r in runs), *runs[0][n][2:]]
+                 for n in range(len(runs[0]))]
     else:
-        cases = [c for _, c in generate(args.seed, args.cases, args.profile)]
-    golden = GoldenBackend()
-    rows: dict[bool, list[tuple[float, float, int, int]]] = {False: [], True: []}
-    for c in cases:
-        t0 = time.process_time()
-        golden.run(c)
-        t1 = time.process_time()
-        r = check(c)
-        t2 = time.process_time()
-        rows[len(threads_in_use(c)) > 1].append((t1 - t0, t2 - t1, len(r.tried), r.candidates > 0))
+        every = _measure(args)
+        if args.json:
+            print(json.dumps(every))
+            return
+    rows: dict[bool, list] = {False: [], True: []}
+    for g, c, tried, cands, multi in every:
+        rows[multi].append((g, c, tried, cands))
     what = f"{args.bundle.name}, every {args.every}th" if args.bundle else f"'{args.profile}' (seed {args.seed})"
-    print(f"{len(cases)} cases of {what}, CPU time")
+    fresh = f", least of {args.repeat} fresh processes per case" if args.repeat > 1 else ""
+    print(f"{len(every)} cases of {what}, CPU time{fresh}")
     groups = [("one thread", rows[False]), ("several threads", rows[True])]
     if any(x[3] for x in rows[True]) and not all(x[3] for x in rows[True]):
         groups += [("  no candidates", [x for x in rows[True] if not x[3]]),
@@ -58,6 +71,25 @@ def main() -> None:
             print(f"{label:16s} {len(r):4d} cases ({sum(x[3] for x in r)} with race candidates): {runs:.2f} run(s)"
                   f" per case, race check {c * 1e3:.2f} ms per case (median; one golden run {g * 1e3:.2f} ms,"
                   f" {c / g:.1f}x; mean {mc * 1e3:.2f} ms, {mc / mg:.1f}x)")
+
+def _measure(args) -> list[list]:
+    """Per case: golden's first run and the race check after it (CPU s), schedules tried, whether it has race
+    candidates, whether several threads run."""
+    if args.bundle:
+        cases = load_bundle(args.bundle)[::args.every]
+    else:
+        cases = [c for _, c in generate(args.seed, args.cases, args.profile)]
+    golden = GoldenBackend()
+    out = []
+    for c in cases:
+        t0 = time.process_time()
+        golden.run(c)
+        t1 = time.process_time()
+        r = check(c)
+        t2 = time.process_time()
+        out.append([t1 - t0, t2 - t1, len(r.tried), r.candidates > 0, len(threads_in_use(c)) > 1])
+    return out
+
 
 if __name__ == "__main__":
     main()
