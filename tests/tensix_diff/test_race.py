@@ -13,7 +13,7 @@ from pathlib import Path
 
 from golden import isa
 from golden.analysis import traced_state
-from golden.core import Tensix
+from golden.core import Decoded, Tensix
 from tensix_diff.result import OK, Result
 from hwbridge.golden_backend import GoldenBackend
 from tensix_cli.cli import main
@@ -278,3 +278,24 @@ def test_logged_steps_left_as_entries_give_the_candidates_and_clocks_of_steps_ma
                [(s.thread, s.local, s.section, s.clock) for s in made.steps], case.name
         some += bool(got)
     assert kept and 0 < some < len(cases)
+
+
+def test_a_logged_steps_read_of_another_threads_write_is_a_candidate():
+    """A step that only takes cells stays a log entry (Recorder.step), and candidates() reads what it took: a
+    packer field thread 0 sets and thread 1 then only reads, nothing ordering them, is a candidate on the packer.
+    (No corpus case has such a step: there the logged steps read synchronisation state alone.)"""
+    m, rec = Tensix(), Recorder()
+    rec.attach(m)
+
+    def sets(m, t, fields):
+        m.s.packer.x = m.s.packer.x + 1
+
+    def reads(m, t, fields):
+        assert m.s.packer.x == 1
+
+    rec.step(0, Decoded(0, None, (), sets), 0)
+    rec.step(1, Decoded(0, None, (), reads), 0)
+    assert rec._log[-1].__class__ is int, "the reader should stay a log entry"
+    got = [(c.first, c.i, c.second, c.j, c.part) for c in rec.candidates()]
+    assert got == [(0, 1, 1, 1, ("packer",))]
+
