@@ -204,8 +204,7 @@ class Recorder(StepAccess):
                 m0, k0 = m1, k1
 
     def _record(self, t: int, handler) -> None:
-        x = self._last
-        reads, writes = self._finish_from(x) if x else self._finish()
+        reads, writes = self._finish_from(self._last)
         counting = False
         if self._sync:      # (a count always sets a semaphore)
             counting = handler in COUNTING

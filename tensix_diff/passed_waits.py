@@ -295,16 +295,11 @@ def counts(steps, writes: list, upto: int) -> bool:
     schedule, less the counts down of its thread before it), before a count up at most SEM_LIMIT - 1."""
     if any(before.__class__ is not int or after.__class__ is not int for _, before, after in writes):
         return False
-    return _counted(steps, writes, bisect_left(writes, upto, key=_RUN_STEP))
-
-
-def _counted(steps, writes: list, hi: int) -> bool:
-    """``counts`` of a semaphore Value whose writes' values are all integers, for its first ``hi`` writes."""
-    return _Counts(steps, writes).upto(hi)
+    return _Counts(steps, writes).upto(bisect_left(writes, upto, key=_RUN_STEP))
 
 
 class _Counts:
-    """``_counted`` of one semaphore Value's writes (all integers) for ever longer prefixes, its writes tested
+    """``counts`` of one semaphore Value's writes (all integers) for ever longer prefixes, its writes tested
     one at a time in run order: a write's test looks at the writes before it alone (a step's clock has seen
     only steps run before it), so a prefix passes while each of its writes does. Each side is one thread's,
     in its order: how many precede a number is a bisection of their numbers."""
@@ -321,7 +316,7 @@ class _Counts:
         self.tu = self.td = None        # the thread counting up, down
 
     def upto(self, hi: int) -> bool:
-        """Whether the first ``hi`` writes pass (``_counted``)."""
+        """Whether the first ``hi`` writes pass (``counts``)."""
         if self.bad is not None:
             return hi < self.bad
         steps, writes = self.steps, self.writes

@@ -293,14 +293,8 @@ class StepAccess:
             if b == old:
                 continue
             kept[1] = b
-            before = np.frombuffer(old, now.dtype).reshape(now.shape)
-            part = owner[a]
-            if part == _DEST:
-                rows = _changed_rows(now, before, k)
-                if rows:
-                    self._add_rows(writes, rows)
-            elif now.dtype.kind in "biu" or (now != before).any():     # (integers: bytes differ, values differ)
-                writes[part] = ALL
+            if now.dtype.kind in "biu" or (now != np.frombuffer(old, now.dtype).reshape(now.shape)).any():
+                writes[owner[a]] = ALL                  # (integers: bytes differ, values differ)
 
 
 def _span(read, set_) -> slice:
