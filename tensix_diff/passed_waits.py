@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from functools import partial
-from itertools import compress, islice
+from itertools import compress
 from operator import itemgetter, not_
 
 from golden.analysis import traced_state
@@ -430,13 +430,14 @@ def _reader(obj, key):
 
 
 def _action(a):
-    """A RISC-V action as a memo key (golden.riscv.RiscvAction: equal kind and arguments, equal action), or
-    None when its arguments cannot be hashed."""
+    """A RISC-V action as a memo key (golden.riscv.RiscvAction: equal kind and arguments, equal action): its
+    kind and arguments, or None when they cannot be hashed."""
+    key = (a.kind, a.args)
     try:
-        hash(a)
+        hash(key)
     except TypeError:
         return None
-    return a
+    return key
 
 
 class Prober:
@@ -536,8 +537,9 @@ class Prober:
                 tried = self._tried(rec, t, d, index, handler)
                 quiet = tried[6]
                 if quiet is not None and not quiet[0]:
-                    # a try that read no synchronisation state and passed: every try ends so
-                    self._noted(t, handler, quiet)
+                    # a try that read no synchronisation state and passed: every try ends so (noted once)
+                    if not quiet[2] and (t, handler) not in self.passes:
+                        self._noted(t, handler, quiet)
                     futile[key] = now
                     return
             backs = {}
@@ -571,7 +573,7 @@ class Prober:
             if xs is None:
                 xs = self._starts(mine, first, last, wants)
                 best = len(xs) - 1
-            n, cells, since = tried[7], got[1], self.latched[t]
+            n, cells, since = rec.ran(), got[1], self.latched[t]
             for x in range(best):
                 for obj, k, _, _ in mine[xs[x]][1]:
                     if (id(obj), k) in cells:
@@ -583,15 +585,15 @@ class Prober:
 
     def _tried(self, rec, t: int, d, index: int, handler) -> list:
         """What every try of thread ``t``'s step ``d`` shares (``_try``'s ``tried``): the recorder, the step,
-        its handler, its memo (``_attempt``), the memo's ``_QUIET`` entry, the step's number."""
+        its handler, its memo (``_attempt``), the memo's ``_QUIET`` entry."""
         if self._probe is None:
             self._probe = _Probe()
         g = list.__getitem__(rec.gate, t)
         memo = (t, d.word if d.ins is not None else _action(d), handler,
                 None if g is None else tuple(g.__dict__.values()))
         if memo[1] is None:
-            return [rec, t, d, index, handler, None, None, rec.ran()]
-        return [rec, t, d, index, handler, memo, _QUIET.get(memo), rec.ran()]
+            return [rec, t, d, index, handler, None, None]
+        return [rec, t, d, index, handler, memo, _QUIET.get(memo)]
 
     @staticmethod
     def _starts(mine: list, first: int, last: int, wants) -> list:
@@ -600,13 +602,13 @@ class Prober:
         if wants is None:
             return range(first, last + 1)
         return list(compress(range(first, last + 1),
-                             map(not_, map(wants.isdisjoint, map(_PARTS, islice(mine, first, last + 1))))))
+                             map(not_, map(wants.isdisjoint, map(_PARTS, mine[first:last + 1])))))
 
     def _try(self, tried: list, b: int, x: int, mine: list, backs: dict) -> tuple:
         """``_attempt`` of a step (``tried``: what its tries share, its memo's ``_QUIET`` entry last) from thread
         ``b``'s change x on (``mine``: b's ``by``; ``backs``: b's ``_back``s made so far), or the ``_QUIET``
         outcome; noting what its handler's waits read and whether they all passed."""
-        rec, t, d, index, handler, memo, got, _ = tried
+        rec, t, d, index, handler, memo, got = tried
         if got is None:
             got = self._attempt(rec, t, d, index, b, x, mine, backs, memo)
             if not got[1] and memo is not None:
