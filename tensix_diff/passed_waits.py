@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from functools import partial
-from itertools import compress, islice
+from itertools import compress
 from operator import itemgetter, not_
 
 from golden.analysis import traced_state
@@ -430,13 +430,14 @@ def _reader(obj, key):
 
 
 def _action(a):
-    """A RISC-V action as a memo key (golden.riscv.RiscvAction: equal kind and arguments, equal action), or
-    None when its arguments cannot be hashed."""
+    """A RISC-V action as a memo key (golden.riscv.RiscvAction: equal kind and arguments, equal action): its
+    kind and arguments, or None when they cannot be hashed."""
+    key = (a.kind, a.args)
     try:
-        hash(a)
+        hash(key)
     except TypeError:
         return None
-    return a
+    return key
 
 
 class Prober:
@@ -516,7 +517,7 @@ class Prober:
                     return          # its handler has read no synchronisation state
         ats, futile, covered = self.at, self.futile, self.covered
         own, held = len(ats.get(t, ())), id(latch)
-        n = None
+        tried = None
         for b, mine in self.by.items():
             if b == t:
                 continue
@@ -526,46 +527,53 @@ class Prober:
             if futile.get(key) == now:
                 continue
             first = bisect_right(at, covered.get((t, b), -1))
-            if wants is None:
-                xs = range(first, len(at))
-            else:
-                xs = list(compress(range(first, len(at)),         # (those of a part in ``wants``)
-                                   map(not_, map(wants.isdisjoint, map(_PARTS, islice(mine, first, None))))))
-            if not xs:
+            last = len(at) - 1      # b's latest change to start from (of a part in ``wants``)
+            if wants is not None:
+                while last >= first and wants.isdisjoint(mine[last][2]):
+                    last -= 1
+            if last < first:
                 continue
-            if n is None:           # (what every try of this step shares, made when one is first needed)
-                n = rec.ran()
-                if self._probe is None:
-                    self._probe = _Probe()
-                g = list.__getitem__(rec.gate, t)
-                memo = (t, d.word if d.ins is not None else _action(d), handler,
-                        None if g is None else tuple(g.__dict__.values()))
-                if memo[1] is None:
-                    memo = None
-                quiet = _QUIET.get(memo) if memo is not None else None    # (one that read no sync state: any x)
-                tried = [rec, t, d, index, handler, memo, quiet]
+            if tried is None:       # (what every try of this step shares, made when one is first needed)
+                tried = self._tried(rec, t, d, index, handler)
+                quiet = tried[6]
+                if quiet is not None and not quiet[0]:
+                    # a try that read no synchronisation state and passed: every try ends so (noted once)
+                    if not quiet[2] and (t, handler) not in self.passes:
+                        self._noted(t, handler, quiet)
+                    futile[key] = now
+                    return
             backs = {}
-            best = len(xs) - 1                # the latest start from which it blocks (more put back: blocks)
-            got = self._try(tried, b, xs[best], mine, backs)
-            if not got[0] and best and got[1] and self._since(b, got[1], xs[0]):    # more put back might matter
-                tried_x = self._try(tried, b, xs[0], mine, backs)
-                if tried_x[0]:
-                    lo, hi, got = 0, best, tried_x
-                    while hi - lo > 1:
-                        mid = (lo + hi) // 2
-                        tried_x = self._try(tried, b, xs[mid], mine, backs)
-                        if tried_x[0]:
-                            lo, got = mid, tried_x
-                        else:
-                            hi = mid
-                    best = lo
+            got = self._try(tried, b, last, mine, backs)
+            xs = None
+            if not got[0] and got[1] and last > first:
+                x = first           # b's earliest change to start from
+                if wants is not None:
+                    while wants.isdisjoint(mine[x][2]):
+                        x += 1
+                if x < last and self._since(b, got[1], x):     # more put back might matter
+                    xs = self._starts(mine, x, last, wants)
+                    best = len(xs) - 1
+                    tried_x = self._try(tried, b, xs[0], mine, backs)
+                    if tried_x[0]:
+                        lo, hi, got = 0, best, tried_x
+                        while hi - lo > 1:
+                            mid = (lo + hi) // 2
+                            tried_x = self._try(tried, b, xs[mid], mine, backs)
+                            if tried_x[0]:
+                                lo, got = mid, tried_x
+                            else:
+                                hi = mid
+                        best = lo
             if not got[0]:
                 futile[key] = now
                 if not got[1]:
                     return          # it read no synchronisation state: no other thread's changes matter
                 continue
             # the earlier changes of what it read: each order from one may be what lets the next hold
-            cells, since = got[1], self.latched[t]
+            if xs is None:
+                xs = self._starts(mine, first, last, wants)
+                best = len(xs) - 1
+            n, cells, since = rec.ran(), got[1], self.latched[t]
             for x in range(best):
                 for obj, k, _, _ in mine[xs[x]][1]:
                     if (id(obj), k) in cells:
@@ -574,6 +582,27 @@ class Prober:
                             self.found.append(Passed(n, t, b, at[xs[x]], tried_x[1], since if tried_x[2] else 0))
                         break
             self.found.append(Passed(n, t, b, at[xs[best]], got[1], since if got[2] else 0))
+
+    def _tried(self, rec, t: int, d, index: int, handler) -> list:
+        """What every try of thread ``t``'s step ``d`` shares (``_try``'s ``tried``): the recorder, the step,
+        its handler, its memo (``_attempt``), the memo's ``_QUIET`` entry."""
+        if self._probe is None:
+            self._probe = _Probe()
+        g = list.__getitem__(rec.gate, t)
+        memo = (t, d.word if d.ins is not None else _action(d), handler,
+                None if g is None else tuple(g.__dict__.values()))
+        if memo[1] is None:
+            return [rec, t, d, index, handler, None, None]
+        return [rec, t, d, index, handler, memo, _QUIET.get(memo)]
+
+    @staticmethod
+    def _starts(mine: list, first: int, last: int, wants) -> list:
+        """The changes from ``first`` to ``last`` (of ``mine``, a thread's ``by``) of a part in ``wants`` (None:
+        any part)."""
+        if wants is None:
+            return range(first, last + 1)
+        return list(compress(range(first, last + 1),
+                             map(not_, map(wants.isdisjoint, map(_PARTS, mine[first:last + 1])))))
 
     def _try(self, tried: list, b: int, x: int, mine: list, backs: dict) -> tuple:
         """``_attempt`` of a step (``tried``: what its tries share, its memo's ``_QUIET`` entry last) from thread
@@ -584,6 +613,11 @@ class Prober:
             got = self._attempt(rec, t, d, index, b, x, mine, backs, memo)
             if not got[1] and memo is not None:
                 tried[6] = _QUIET.get(memo)     # (a try that read no sync state is kept there)
+        self._noted(t, handler, got)
+        return got
+
+    def _noted(self, t: int, handler, got: tuple) -> None:
+        """Note what a try of thread ``t``'s ``handler`` (``got``: its outcome) read and whether it passed."""
         if not got[2]:
             read = self.read.get((t, handler))
             if read is None:
@@ -591,7 +625,6 @@ class Prober:
             read |= got[3]
             if not got[0]:
                 self.passes.add((t, handler))
-        return got
 
     def _since(self, b: int, cells: frozenset, x: int) -> bool:
         """Whether thread ``b`` changed one of ``cells`` from its change x on (a cell of ``_back(by[b], x)``)."""
