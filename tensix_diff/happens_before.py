@@ -367,7 +367,9 @@ class Recorder(StepAccess):
         out: list = []
         for k, steps in on.items():
             if len(steps) > 1 and not _ordered(steps):
-                (_sync_conflicts if sync(k) else _part_conflicts)(k, steps, k in commute, out)
+                quiet = sync(k)
+                if not _apart(k, steps, quiet):
+                    (_sync_conflicts if quiet else _part_conflicts)(k, steps, k in commute, out)
         if not out:
             return []
         at, count = {}, [0] * 4             # (thread, number) -> log index
@@ -433,6 +435,31 @@ def _clock_made(log: list, made: list) -> None:
             s.clock = c[:t] + (s.local,) + c[t + 1:]
         elif s.clock:
             last[t] = s.clock
+
+
+def _apart(k: tuple, steps: list, quiet: bool) -> bool:
+    """Whether no two threads' steps on part ``k`` can conflict: all each thread wrote of it overlaps nothing
+    another wrote or read of it (``quiet``: synchronisation state, whose reads are none), so no pair of their
+    steps overlaps either."""
+    w, r = [_ABSENT] * 4, [_ABSENT] * 4      # per thread: all it wrote of the part; all it read
+    for s in steps:
+        t = s.thread
+        x = s.writes.get(k, _ABSENT)
+        if x is not _ABSENT:                # (the unions: _ABSENT is none, ALL takes in all)
+            y = w[t]
+            w[t] = x if y is _ABSENT else ALL if y is ALL or x is ALL else y | x
+        if not quiet:
+            x = s.reads.get(k, _ABSENT)
+            if x is not _ABSENT:
+                y = r[t]
+                r[t] = x if y is _ABSENT else ALL if y is ALL or x is ALL else y | x
+    for t in range(4):
+        x = w[t]
+        if x is not _ABSENT:
+            for u in range(4):
+                if u != t and (_overlap(x, w[u]) or _overlap(x, r[u])):
+                    return False
+    return True
 
 
 def _ordered(steps: list) -> bool:
