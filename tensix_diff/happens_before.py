@@ -51,6 +51,7 @@ from .step_access import ABSENT as _ABSENT, ALL, StepAccess
 
 _NO_ORDER = frozenset({("mutex",)})          # parts whose release orders nothing
 _LOCAL = attrgetter("local")
+_J = attrgetter("j")
 _NONE = frozenset()                          # no parts
 _ENDS = (1 << 38) - 1                        # a logged step's entry >> 2: where its reports end in ``taken``
 
@@ -315,6 +316,7 @@ class Recorder(StepAccess):
         latest Step's, with its own number)."""
         clocks = [[0] * 4 for _ in range(4)]     # per thread, the clock of its latest Step
         count, section = [0] * 4, [0] * 4        # per thread, its latest step's number, its latest Step's section
+                                                 # (kept while logged steps took cells: ``taken``)
         self._by_thread: dict[int, list[Step]] = {}
         facts: dict = {}                # ``Passed.holds``'s of the cells
         hist = self.prober.hist
@@ -333,22 +335,23 @@ class Recorder(StepAccess):
                         for k in among(reads):
                             add[k](s)
                 continue
-            t = s.thread
+            t, local = s.thread, s.local
             vc = clocks[t]
-            vc[t] = s.local
+            vc[t] = local
             if s.waited:
                 src = self._release(log, n, s, wrote)
                 if src is not None:
                     vc[:] = map(max, vc, src.clock)
             if s.passed:
-                for p in sorted(s.passed, key=lambda p: p.j):
-                    first = p.since + 1 if p.since else s.local      # the wait's first evaluation
-                    floor = vc if first == s.local else self._clock_of(log, t, first)
+                for p in sorted(s.passed, key=_J):
+                    first = p.since + 1 if p.since else local      # the wait's first evaluation
+                    floor = vc if first == local else self._clock_of(log, t, first)
                     p.held = p.holds(log, hist, floor, facts)
                     if p.held:
                         vc[:] = map(max, vc, log[p.j].clock)
             s.clock = tuple(vc)
-            count[t], section[t] = s.local, s.section
+            if taken:
+                count[t], section[t] = local, s.section
             ks = among(s.reads)
             if s.writes:
                 ks.update(among(s.writes))
@@ -367,7 +370,9 @@ class Recorder(StepAccess):
         out: list = []
         for k, steps in on.items():
             if len(steps) > 1 and not _ordered(steps):
-                (_sync_conflicts if sync(k) else _part_conflicts)(k, steps, k in commute, out)
+                quiet = sync(k)
+                if not _apart(k, steps, quiet):
+                    (_sync_conflicts if quiet else _part_conflicts)(k, steps, k in commute, out)
         if not out:
             return []
         at, count = {}, [0] * 4             # (thread, number) -> log index
@@ -433,6 +438,31 @@ def _clock_made(log: list, made: list) -> None:
             s.clock = c[:t] + (s.local,) + c[t + 1:]
         elif s.clock:
             last[t] = s.clock
+
+
+def _apart(k: tuple, steps: list, quiet: bool) -> bool:
+    """Whether no two threads' steps on part ``k`` can conflict: all each thread wrote of it overlaps nothing
+    another wrote or read of it (``quiet``: synchronisation state, whose reads are none), so no pair of their
+    steps overlaps either."""
+    w, r = [_ABSENT] * 4, [_ABSENT] * 4      # per thread: all it wrote of the part; all it read
+    for s in steps:
+        t = s.thread
+        x = s.writes.get(k, _ABSENT)
+        if x is not _ABSENT:                # (the unions: _ABSENT is none, ALL takes in all)
+            y = w[t]
+            w[t] = x if y is _ABSENT else ALL if y is ALL or x is ALL else y | x
+        if not quiet:
+            x = s.reads.get(k, _ABSENT)
+            if x is not _ABSENT:
+                y = r[t]
+                r[t] = x if y is _ABSENT else ALL if y is ALL or x is ALL else y | x
+    for t in range(4):
+        x = w[t]
+        if x is not _ABSENT:
+            for u in range(4):
+                if u != t and (_overlap(x, w[u]) or _overlap(x, r[u])):
+                    return False
+    return True
 
 
 def _ordered(steps: list) -> bool:
