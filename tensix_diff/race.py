@@ -15,6 +15,8 @@ anything needs no analysis. Verdicts treat a racy case as uncompared (tensix_dif
 """
 from __future__ import annotations
 
+import gc
+
 from dataclasses import dataclass, field
 
 from golden.core import Tensix
@@ -160,6 +162,17 @@ def check(case: Case, limit: int = REVERSALS) -> RaceReport:
     used = threads_in_use(case)
     if len(used) < 2:
         return RaceReport(case.name, [SEQUENTIAL.name], first=SEQUENTIAL.name)
+    collecting = gc.isenabled()     # (reference counting frees what a check makes as its runs end, but for a
+    gc.disable()                    # probe's few dozen objects: the collector, woken by its allocations, would
+    try:                            # walk the process's long-lived objects again and again; docs/speed.md)
+        return _check(case, used, limit)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _check(case: Case, used: list[int], limit: int) -> RaceReport:
+    """``check`` of a case whose threads ``used`` are two or more."""
     report = RaceReport(case.name, [ROUND_ROBIN.name], first=ROUND_ROBIN.name)
     rec = Recorder()
     base = _run(case, recorder=rec)
