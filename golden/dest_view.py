@@ -58,6 +58,13 @@ def config_word(m, t: int, index: int, bits: int = 0xFFFFFFFF) -> int:
     return words[index] if words.__class__ is list else words.bits(index, bits)
 
 
+def config_words(m, t: int):
+    """The Config state thread t sees (through its CFG_STATE_ID), its words to read by bits (a traced state's
+    ``bits``, golden.analysis.traced_state) or whole (a plain list's)."""
+    s = m.s
+    return s.config[(s.thread_config[t][_STATE_ID_AT] >> _STATE_ID_SHIFT) & _STATE_ID_MASK]
+
+
 _ACC_AT, _ACCESS_AT, _VIEW_BITS = _ALU_ACC.index, _ACCESS.index, _REMAP | _SWIZZLE
 
 
@@ -90,8 +97,9 @@ class DstView:
         s = m.s       # config_word written out: one view per instruction that reaches Dst
         words = s.config[(s.thread_config[t][_STATE_ID_AT] >> _STATE_ID_SHIFT) & _STATE_ID_MASK]
         word = words[_ACCESS_AT] if words.__class__ is list else words.bits(_ACCESS_AT, _VIEW_BITS)
-        self.bits = s.dest.bits
-        self.valid = s.dest.valid
+        dest = s.dest
+        self.bits = dest.bits
+        self.valid = dest.valid
         self.remap = bool(word & _REMAP)
         self.swizzle = bool(word & _SWIZZLE)
 

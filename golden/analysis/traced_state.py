@@ -34,6 +34,7 @@ ACTIVE: "Recorder | None" = None    # the recorder of the step running now (None
 _LEAVES = {"cc_stack", "mutex", "mailboxes"}     # mutable containers kept whole, as one cell each
 _UNTRACKED = {"wait_gate"}
 _SCALARS = {int, bool, float, str, type(None)}
+_GET = list.__getitem__
 
 
 @dataclass
@@ -166,7 +167,7 @@ class TList(list):
                 r.taken.append((self, i % len(self)))
             else:
                 r.taken += [(self, k) for k in self._keys(i)]
-        return list.__getitem__(self, i)
+        return _GET(self, i)
 
     def __setitem__(self, i, v):
         r = ACTIVE
@@ -185,7 +186,7 @@ class TList(list):
         r = ACTIVE
         if r is not None:
             r.field(self, i, mask)
-        return list.__getitem__(self, i)
+        return _GET(self, i)
 
     def fields(self, bits: dict) -> list:
         """The entries as a plain list, of which the caller uses only the bits ``bits[i]`` of entry i (``bits``
@@ -227,7 +228,7 @@ class TWhole(list):
             else:
                 for k in range(len(self))[i]:
                     r.whole(self, k)
-        return list.__getitem__(self, i)
+        return _GET(self, i)
 
     def __setitem__(self, i, v):
         self[i]

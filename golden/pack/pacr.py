@@ -192,7 +192,8 @@ def pacr(m, t, f) -> None:
     in_bits, out_bits = pf.packer_input_bits(in_fmt), pf.element_bits(out_fmt)
     first = _first_row(m, t, in_bits, offset)
     rows = (STRIDED_OFFSETS if f.dstaccessmode else ROW_OFFSETS)[f.readintfsel]
-    per_row = m.s.adc[t]["pack"][1].x - m.s.adc[t]["pack"][0].x + 1
+    ch0, ch1 = m.s.adc[t]["pack"]
+    per_row = ch1.x - ch0.x + 1
     if not f.flush and per_row not in ((8, 16) if f.readintfsel == 1 else (16,)):
         raise NotModelled(f"PACR of {per_row} datums per read interface (ttsim: 16, or 8 with ReadIntfSel=1)")
     if first + rows[-1] >= DEST_ROWS:
@@ -225,20 +226,24 @@ def pacr(m, t, f) -> None:
     bfp = out_fmt in pf.BFP_BITS
     if bfp:
         exps, datums = _bfp_streams(values, out_bits)
-        m.s.l1.write(p.exp_addr, exps)
-        m.s.l1.write(p.data_addr, datums)
+        exp = p.exp_addr
+        m.s.l1.write(exp, exps)
+        data = p.data_addr
+        m.s.l1.write(data, datums)
     else:
         dtype = {32: "<u4", 16: "<u2", 8: "u1"}[out_bits]
+        data = p.data_addr
         if l1_acc:
-            old = np.frombuffer(m.s.l1.read(p.data_addr, n * out_bits // 8), dtype=dtype)
+            old = np.frombuffer(m.s.l1.read(data, n * out_bits // 8), dtype=dtype)
             values = _ACCUMULATE(out_fmt, old, values)
-        m.s.l1.write(p.data_addr, values.astype(dtype).tobytes())
-    p.data_addr += n * out_bits // 8
-    p.exp_addr += n // 16
+        m.s.l1.write(data, values.astype(dtype).tobytes())
+        exp = p.exp_addr
+    data = p.data_addr = data + n * out_bits // 8
+    exp = p.exp_addr = exp + n // 16
     p.x, p.y, p.z = position
     if f.last or f.flush:
-        m.s.l1.write(p.data_addr, bytes(-p.data_addr % 16))
+        m.s.l1.write(data, bytes(-data % 16))
         if bfp:
-            m.s.l1.write(p.exp_addr, bytes(-p.exp_addr % 16))
+            m.s.l1.write(exp, bytes(-exp % 16))
     p.continuing = not (f.last or f.flush)
     advance_pack_adcs(m, t, f.addrmode)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import pack_formats as pf
-from ..dest_view import DstView, config_word
+from ..dest_view import DstView, config_words
 from ..errors import Blocked
 from ..errors import NotModelled, UndefinedBehaviour
 from ..handlers import semantics
@@ -52,9 +52,10 @@ _UNITS = ("unpack0", "unpack1")
 _L1_TO_DST, _L1_TO_SRC, _BFP_TO_SRC = by_value(pf.l1_to_dst), by_value(pf.l1_to_src), by_value(pf.bfp_to_src)
 
 
-def _cfg(m, t: int, name: str) -> int:
+def _cfg(words, name: str) -> int:
+    """Config field ``name`` of ``words`` (the instruction's Config state, ``config_words``)."""
     f = config_field(name)
-    return f.get(config_word(m, t, f.index, f.mask))
+    return f.get(words[f.index] if words.__class__ is list else words.bits(f.index, f.mask))
 
 
 def _tcfg(m, t: int, f) -> int:
@@ -70,10 +71,12 @@ def _check_fields(f) -> None:
             raise NotModelled(f"UNPACR with {name}={getattr(f, name)} (not modelled; ttsim refuses it)")
 
 
-def _descriptor(m, t: int, which: int) -> tuple[int, int]:
-    """Words 0 and 1 of THCON_SEC{which}_REG0_TileDescriptor."""
+def _descriptor(words, which: int) -> tuple[int, int]:
+    """Words 0 and 1 of THCON_SEC{which}_REG0_TileDescriptor in ``words`` (``config_words``)."""
     index = config_field(f"THCON_SEC{which}_REG0_TileDescriptor").index
-    return config_word(m, t, index), config_word(m, t, index + 1)
+    if words.__class__ is list:
+        return words[index], words[index + 1]
+    return words.bits(index, 0xFFFFFFFF), words.bits(index + 1, 0xFFFFFFFF)
 
 
 def _refused_modes(cfg, which: int, ctx: int) -> None:
@@ -89,13 +92,13 @@ def _refused_modes(cfg, which: int, ctx: int) -> None:
             raise NotModelled(f"UNPACR with {name} nonzero: L1 FIFO wrap not modelled (ttsim ignores it)")
 
 
-def _input_address(m, t: int, which: int, ctx: int) -> int:
+def _input_address(words, which: int, ctx: int) -> int:
     """Byte address of datum 0 of the tile: (Base + (Offset & 0xffff) + 1) * 16 (one 16-byte header)."""
     sec = f"THCON_SEC{which}_"
     if ctx:
-        base, off = _cfg(m, t, sec + "REG3_Base_cntx1_address"), _cfg(m, t, sec + "REG7_Offset_cntx1_address")
+        base, off = _cfg(words, sec + "REG3_Base_cntx1_address"), _cfg(words, sec + "REG7_Offset_cntx1_address")
     else:
-        base, off = _cfg(m, t, sec + "REG3_Base_address"), _cfg(m, t, sec + "REG7_Offset_address")
+        base, off = _cfg(words, sec + "REG3_Base_address"), _cfg(words, sec + "REG7_Offset_address")
     return ((base + (off & 0xFFFF) + 1) * 16) & 0xFFFFFFFF
 
 
@@ -109,7 +112,7 @@ def _output_strides(cfg, which: int) -> tuple[int, int, int, int]:
 _REFUSED_MODES, _OUTPUT_STRIDES = ConfigMemo(_refused_modes), ConfigMemo(_output_strides)
 
 
-def _output_position(m, t: int, which: int, multi: bool, ctx: int, to_dst: bool, out_fmt: int) -> int:
+def _output_position(m, t: int, words, which: int, multi: bool, ctx: int, to_dst: bool, out_fmt: int) -> int:
     """Datum index of the first output position: Channel 1 Y/Z/W times the REG_1 strides (bytes) over the
     output datum size, then (unpacker 0, MultiContextMode) the context's Dest address added or substituted."""
     ch1 = m.s.adc[t][_UNITS[which]][1]
@@ -120,23 +123,23 @@ def _output_position(m, t: int, which: int, multi: bool, ctx: int, to_dst: bool,
         raise UndefinedBehaviour(f"UNPACR output byte offset {out} is not a multiple of the {size}-byte datum")
     out //= size
     if multi and which == 0:
-        ctx_addr = _cfg(m, t, f"THCON_SEC0_REG5_Dest_cntx{ctx}_address")
-        add = to_dst or _cfg(m, t, "UNP0_ADD_DEST_ADDR_CNTR_add_dest_addr_cntr")
+        ctx_addr = _cfg(words, f"THCON_SEC0_REG5_Dest_cntx{ctx}_address")
+        add = to_dst or _cfg(words, "UNP0_ADD_DEST_ADDR_CNTR_add_dest_addr_cntr")
         out = out + ctx_addr if add else ctx_addr
     return out
 
 
-def _check_srca_burst(m, t: int, out: int, count: int, in_bits: int) -> None:
+def _check_srca_burst(words, out: int, count: int, in_bits: int) -> None:
     """ttsim: a SrcA transfer of more than one row whose first row is not aligned to the unpacker's burst
     (its L1 bytes per cycle over the bytes of two rows, 1..8 rows) may drop writes on silicon."""
     if count <= COLS:
         return
-    mode = _cfg(m, t, "THCON_SEC0_REG2_Throttle_mode")
+    mode = _cfg(words, "THCON_SEC0_REG2_Throttle_mode")
     if in_bits == 2:
         mode = 0                                    # BFP2 always runs at x1
-    elif _cfg(m, t, "THCON_SEC0_REG2_Tileize_mode"):
+    elif _cfg(words, "THCON_SEC0_REG2_Tileize_mode"):
         mode = 2                                    # tileize always runs at x4
-    elif not _cfg(m, t, "THCON_SEC0_REG1_ovrd_default_throttle_mode"):
+    elif not _cfg(words, "THCON_SEC0_REG1_ovrd_default_throttle_mode"):
         mode = 3 if in_bits == 8 else 2
     per_cycle = 128 if mode == 2 and in_bits >= 16 else 16 << mode
     burst = min(max(per_cycle // (2 * in_bits), 1), 8)
@@ -199,11 +202,11 @@ def _write_dst(m, t: int, pos: np.ndarray, values: np.ndarray, is32: bool) -> No
     view.valid[phys] = True
 
 
-def _tileize_row_stride(m, t: int, which: int, in_bits: int, to_dst: bool) -> int:
+def _tileize_row_stride(words, which: int, in_bits: int, to_dst: bool) -> int:
     """Tileize_mode (ttsim v1.10.0): the input is read in rows of 32 datums (16 for 8-bit formats) whose
     starts are THCON_SEC0_REG2_Shift_amount_cntx0/1/2 << 4/8/12 bytes apart; 0 when not tileizing."""
     sec = f"THCON_SEC{which}_REG2_"
-    if not _cfg(m, t, sec + "Tileize_mode"):
+    if not _cfg(words, sec + "Tileize_mode"):
         return 0
     if which == 1:
         raise NotModelled("UNPACR of unpacker 1 with Tileize_mode (ttsim does not implement it)")
@@ -211,7 +214,7 @@ def _tileize_row_stride(m, t: int, which: int, in_bits: int, to_dst: bool) -> in
         raise UndefinedBehaviour("UNPACR with Tileize_mode of a 4- or 2-bit block-float format")
     if to_dst:
         raise NotModelled("UNPACR into Dst with Tileize_mode (not modelled)")
-    return sum(_cfg(m, t, f"{sec}Shift_amount_cntx{k}") << (4 + 4 * k) for k in range(3))
+    return sum(_cfg(words, f"{sec}Shift_amount_cntx{k}") << (4 + 4 * k) for k in range(3))
 
 
 def _read_datums(m, start_bit: int, count: int, bits: int) -> np.ndarray:
@@ -225,12 +228,12 @@ def _read_datums(m, start_bit: int, count: int, bits: int) -> np.ndarray:
     return (data[at >> 3] >> (at & 7)) & ((1 << bits) - 1)
 
 
-def _bfp_exponents(m, t: int, which: int, w0: int, base: int, first: int, count: int,
+def _bfp_exponents(m, words, which: int, w0: int, base: int, first: int, count: int,
                    elements: int) -> tuple[int, np.ndarray]:
     """(byte address of datum 0, shared exponent of each datum read): the exponent section holds one byte per
     16 datums at ``base`` and is skipped, rounded up to 16 bytes; Force_shared_exp uses one exponent instead."""
-    if _cfg(m, t, f"THCON_SEC{which}_REG2_Force_shared_exp"):
-        return base, np.full(count, _cfg(m, t, f"UNP{which}_FORCED_SHARED_EXP_shared_exp"), dtype=np.uint32)
+    if _cfg(words, f"THCON_SEC{which}_REG2_Force_shared_exp"):
+        return base, np.full(count, _cfg(words, f"UNP{which}_FORCED_SHARED_EXP_shared_exp"), dtype=np.uint32)
     if w0 >> 5 & 1:
         raise NotModelled("UNPACR of a block-float tile with NoBFPExpSection (ttsim refuses it)")
     section = -(-elements // 16)
@@ -264,22 +267,23 @@ def unpacr(m, t, f) -> None:
     if ctx > 1:
         raise NotModelled(f"UNPACR context {ctx} (ttsim models contexts 0 and 1)")
     sec = f"THCON_SEC{which}_"
-    w0, w1 = _descriptor(m, t, which)
-    uncompressed = _cfg(m, t, f"{sec}REG2_Disable_zero_compress_cntx{ctx}") if multi else w0 >> 4 & 1
+    words = config_words(m, t)        # (UNPACR sets neither Config nor ThreadConfig)
+    w0, w1 = _descriptor(words, which)
+    uncompressed = _cfg(words, f"{sec}REG2_Disable_zero_compress_cntx{ctx}") if multi else w0 >> 4 & 1
     if not uncompressed:
         raise NotModelled("UNPACR of a compressed tile (not modelled)")
-    if multi and _cfg(m, t, sec + "REG2_Ovrd_data_format"):
+    if multi and _cfg(words, sec + "REG2_Ovrd_data_format"):
         raise NotModelled("UNPACR with per-context data formats (Ovrd_data_format; ttsim refuses it)")
-    in_fmt, out_fmt = w0 & 0xF, _cfg(m, t, sec + "REG2_Out_data_format")
+    in_fmt, out_fmt = w0 & 0xF, _cfg(words, sec + "REG2_Out_data_format")
     pf.unpack_pair_check(in_fmt, out_fmt)
     if in_fmt == pf.FP8:
         raise NotModelled("UNPACR of FP8 (not modelled)")
     in_bits = pf.element_bits(in_fmt)
-    to_dst = which == 0 and bool(_cfg(m, t, f"{sec}REG2_Unpack_if_sel_cntx{ctx}" if multi
+    to_dst = which == 0 and bool(_cfg(words, f"{sec}REG2_Unpack_if_sel_cntx{ctx}" if multi
                                        else sec + "REG2_Unpack_If_Sel"))
     _REFUSED_MODES(m, t, (which, ctx))
 
-    x_dim = _cfg(m, t, f"THCON_SEC0_REG5_Tile_x_dim_cntx{ctx}") if multi and which == 0 else w0 >> 16
+    x_dim = _cfg(words, f"THCON_SEC0_REG5_Tile_x_dim_cntx{ctx}") if multi and which == 0 else w0 >> 16
     y_dim, z_dim = w1 & 0xFF, (w1 >> 16 & 0xFF) or 1
     ch0, ch1 = m.s.adc[t][_UNITS[which]]
     if ch0.x > ch1.x:
@@ -288,14 +292,14 @@ def unpacr(m, t, f) -> None:
     if count > MAX_DATUMS:
         raise NotModelled(f"UNPACR of {count} datums in one instruction (more than a Src bank holds)")
     first = ch0.x + x_dim * (ch0.y + y_dim * (ch0.z + z_dim * ch0.w))
-    base = _input_address(m, t, which, ctx)
+    base = _input_address(words, which, ctx)
     exps = None
     if in_fmt in pf.BFP_BITS:
         if to_dst:
             raise NotModelled("UNPACR of a block-float format into Dst (ttsim refuses it)")
-        base, exps = _bfp_exponents(m, t, which, w0, base, first, count, x_dim * y_dim * z_dim)
-    row_stride = _tileize_row_stride(m, t, which, in_bits, to_dst)
-    transpose = bool(_cfg(m, t, sec + "REG2_Haloize_mode"))
+        base, exps = _bfp_exponents(m, words, which, w0, base, first, count, x_dim * y_dim * z_dim)
+    row_stride = _tileize_row_stride(words, which, in_bits, to_dst)
+    transpose = bool(_cfg(words, sec + "REG2_Haloize_mode"))
     if transpose:
         if which == 1:
             raise NotModelled("UNPACR of unpacker 1 with Haloize_mode (the page ignores it, ttsim: non-contractual)")
@@ -309,9 +313,9 @@ def unpacr(m, t, f) -> None:
                                            in_bits) for k, i in enumerate(range(0, count, width))])
     else:
         raw = _read_datums(m, base * 8 + first * in_bits, count, in_bits)
-    unsigned = bool(_cfg(m, t, _UNSIGNED[which]))
+    unsigned = bool(_cfg(words, _UNSIGNED[which]))
 
-    out = _output_position(m, t, which, multi, ctx, to_dst, out_fmt)
+    out = _output_position(m, t, words, which, multi, ctx, to_dst, out_fmt)
     if to_dst:
         pos = out + np.arange(count, dtype=np.int64)
         values = _L1_TO_DST(in_fmt, out_fmt, raw.astype(np.uint32), unsigned)
@@ -320,7 +324,7 @@ def unpacr(m, t, f) -> None:
         _write_dst(m, t, pos, values, pf.unpack_to_dst_is32(out_fmt))
     else:
         if which == 0:
-            _check_srca_burst(m, t, out, count, in_bits)
+            _check_srca_burst(words, out, count, in_bits)
         if exps is not None:
             cells = _BFP_TO_SRC(raw, exps, in_bits)
         else:
@@ -333,6 +337,6 @@ def unpacr(m, t, f) -> None:
     _advance(m, t, which, f.addrmode)
     if f.setdatvalid:
         give_to_matrix(m, t, which, out_fmt)
-    elif _cfg(m, t, sec + "REG2_Unpack_Src_Reg_Set_Upd"):
+    elif _cfg(words, sec + "REG2_Unpack_Src_Reg_Set_Upd"):
         base = _tcfg(m, t, _SET_BASE[which]) << 4
         src.unpacker_row[t] = (src.unpacker_row[t] + 16 + base) & SRC_MASK
