@@ -224,20 +224,17 @@ def pacr(m, t, f) -> None:
         p.data_addr = addrs.data
         p.exp_addr = addrs.exponent if addrs.exponent is not None else addrs.data
     bfp = out_fmt in pf.BFP_BITS
+    data, exp = p.data_addr, p.exp_addr
     if bfp:
         exps, datums = _bfp_streams(values, out_bits)
-        exp = p.exp_addr
         m.s.l1.write(exp, exps)
-        data = p.data_addr
         m.s.l1.write(data, datums)
     else:
         dtype = {32: "<u4", 16: "<u2", 8: "u1"}[out_bits]
-        data = p.data_addr
         if l1_acc:
             old = np.frombuffer(m.s.l1.read(data, n * out_bits // 8), dtype=dtype)
             values = _ACCUMULATE(out_fmt, old, values)
         m.s.l1.write(data, values.astype(dtype).tobytes())
-        exp = p.exp_addr
     data = p.data_addr = data + n * out_bits // 8
     exp = p.exp_addr = exp + n // 16
     p.x, p.y, p.z = position
